@@ -1,0 +1,51 @@
+/* scr_param.h - configuration values with SCR's precedence: environment, user
+ * config file, SCR_Config, system config file, built-in default. MPI-free. */
+#ifndef SCR_PARAM_H
+#define SCR_PARAM_H
+
+#include <stddef.h>
+#include "scr_kvtree.h"
+
+/* Layers as parsed by scr_config_read_file / scr_config_parse_string
+ * (see scr_config.h for the tree layout). Any may be NULL. The param module
+ * keeps its own copies. Environment variables are read on every lookup
+ * layer-first, so a value exported before the job wins. */
+int scr_param_init(const scr_kvtree* user, const scr_kvtree* app, const scr_kvtree* system);
+void scr_param_finalize(void);
+
+/* value of a simple parameter, or NULL when no layer and no default sets it.
+ * The string stays valid until scr_param_finalize. */
+const char* scr_param_get(const char* name);
+
+/* where the winning value came from, e.g. "environment", "/home/u/.scrconf:12",
+ * "SCR_Config", "default"; for messages */
+const char* scr_param_origin(const char* name);
+
+/* typed lookups: SCR_SUCCESS, SCR_ERR_NOENT when unset, SCR_ERR_CONFIG when the
+ * value does not parse (message already logged, naming origin and key) */
+int scr_param_get_int(const char* name, long long* value);
+/* byte counts accept suffixes: 4096, 64KB, 1.5GB, 2GiB, 512MiB (case-insensitive) */
+int scr_param_get_bytes(const char* name, unsigned long long* value);
+int scr_param_get_double(const char* name, double* value);
+/* 0/1, yes/no, true/false, on/off */
+int scr_param_get_bool(const char* name, int* value);
+
+/* descriptor parameters (STORE, CKPT, GROUPS, PRELOAD, ...): tree of
+ *   VALUE -> { ATTR -> { ATTRVALUE } ... }
+ * merged over the layers (a higher layer's descriptor with the same VALUE
+ * replaces the lower one). NULL if none. Owned by the module. */
+const scr_kvtree* scr_param_get_descriptors(const char* name);
+
+/* the SCR_Config layer, before scr_param_init */
+/* "KEY=VALUE", "KEY=" (unset), descriptor lines; SCR_ERR_CONFIG on bad input (logged) */
+int scr_param_app_set(const char* config_line);
+/* the value SCR_Config("KEY") returns, malloc'd, or NULL */
+char* scr_param_app_query(const char* name);
+/* the layer as a tree, to hand to scr_param_init (owned by the module) */
+const scr_kvtree* scr_param_app_tree(void);
+
+/* check every SCR_* environment variable that names a known parameter parses
+ * as its type; SCR_ERR_CONFIG with message "environment variable KEY: ..." */
+int scr_param_check_environment(char* errbuf, size_t errlen);
+
+#endif

@@ -1,0 +1,66 @@
+# test-lib.sh - shared by the numbered shell tests in t/: TAP output, a scratch
+# directory per test script, and helpers to run MPI programs and compare bytes.
+# Usage in a test:  . "$top_srcdir/t/test-lib.sh"; test_expect_success 'name' 'commands'; test_done
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${MPIEXEC:=mpiexec}"
+export top_srcdir top_builddir MPIEXEC
+
+test_count=0
+test_failed=0
+test_name=$(basename "$0" .sh)
+TRASH="${TMPDIR:-/tmp}/scr-test.$test_name.$$"
+rm -rf "$TRASH" && mkdir -p "$TRASH" || { echo "Bail out! cannot create $TRASH"; exit 1; }
+trap 'test_cleanup' EXIT
+test_cleanup() {
+  [ -n "${test_cleanup_hook:-}" ] && eval "$test_cleanup_hook"
+  if [ "$test_failed" -eq 0 ] || [ -z "${SCR_TEST_KEEP:-}" ]; then rm -rf "$TRASH"; fi
+}
+PATH="$top_builddir:$top_builddir/scripts:$top_srcdir/scripts:$PATH"
+export PATH
+
+# keep each test's SCR state inside its scratch directory
+export SCR_CNTL_BASE="$TRASH/cntl"
+export SCR_CACHE_BASE="$TRASH/cache"
+unset SCR_PREFIX SCR_CONF_FILE SCR_JOB_ID SCR_JOB_NAME SCR_DEBUG SCR_CACHE_SIZE SCR_FLUSH 2>/dev/null
+
+# run "name" "shell commands": passes when the commands exit 0
+test_expect_success() {
+  test_count=$((test_count + 1))
+  local out="$TRASH/.out.$test_count"
+  if (cd "$TRASH" && eval "$2") >"$out" 2>&1; then
+    echo "ok $test_count - $1"
+  else
+    test_failed=$((test_failed + 1))
+    echo "not ok $test_count - $1"
+    sed -e 's/^/#   /' "$out" | tail -n 40
+  fi
+}
+
+# run "name" "shell commands": passes when the commands exit non-zero
+test_expect_failure_exit() {
+  test_expect_success "$1" "! ( $2 )"
+}
+
+test_skip() {
+  test_count=$((test_count + 1))
+  echo "ok $test_count - $1 # SKIP $2"
+}
+
+test_done() {
+  echo "1..$test_count"
+  [ "$test_failed" -eq 0 ]
+}
+
+# run an MPI program: mpirun NPROCS program args...
+mpirun() {
+  local n="$1"; shift
+  timeout "${SCR_TEST_TIMEOUT:-120}" "$MPIEXEC" -n "$n" "$@"
+}
+
+# grep that prints what it searched on failure
+expect_grep() {
+  local pattern="$1" file="$2"
+  grep -q -e "$pattern" "$file" || { echo "expected '$pattern' in $file:"; cat "$file"; return 1; }
+}
