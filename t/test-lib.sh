@@ -64,3 +64,26 @@ expect_grep() {
   local pattern="$1" file="$2"
   grep -q -e "$pattern" "$file" || { echo "expected '$pattern' in $file:"; cat "$file"; return 1; }
 }
+
+# ---- SCR API programs
+APP="$top_builddir/t/helpers/scr-test-app"
+PREFIX="$TRASH/prefix"
+mkdir -p "$PREFIX"
+
+# run the test app with N ranks inside the prefix directory: scr_app N args...
+scr_app() {
+  local n="$1"; shift
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" mpirun "$n" "$APP" "$@")
+}
+
+# check that the PFS copy of a rank's checkpoint file holds the expected bytes
+check_pfs_file() {
+  local step="$1" rank="$2" bytes="$3"
+  "$APP" --check "$PREFIX/ckpt.$step/rank_$rank.dat" "$step" "$rank" "$bytes" ||
+    { echo "bad or missing $PREFIX/ckpt.$step/rank_$rank.dat"; return 1; }
+}
+
+# remove every cached dataset (a lost allocation)
+wipe_cache() {
+  rm -rf "$SCR_CACHE_BASE" "$SCR_CNTL_BASE"
+}

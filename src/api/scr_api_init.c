@@ -1,0 +1,167 @@
+/* scr_api_init.c - SCR_Init, SCR_Finalize, configuration and environment calls.
+ * SCR_Init reads the configuration, prepares the directories and chooses the restart. */
+#include "config.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scr.h"
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_env.h"
+#include "scr_param.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_setup.h"
+#include "scr_cache.h"
+#include "scr_flush.h"
+#include "scr_halt.h"
+#include "scr_restart.h"
+#include "scr_api.h"
+
+struct scr_state scr = { .restart_id = -1 };
+
+/* A bad configuration must stop the job before it touches any data, with the
+ * one message rank 0 printed: every rank leaves MPI cleanly and exits non-zero. */
+static void scr_init_fail(void)
+{
+  MPI_Barrier(scr.comm_world);
+  MPI_Finalize();
+  exit(1);
+}
+
+int SCR_Init(void)
+{
+  int mpi_up = 0;
+  MPI_Initialized(&mpi_up);
+  if (!mpi_up) {
+    scr_err("SCR_Init called before MPI_Init: call MPI_Init first");
+    return SCR_FAILURE;
+  }
+  if (scr.initialized) {
+    scr_err("SCR_Init called twice: call it once after MPI_Init");
+    return SCR_FAILURE;
+  }
+
+  MPI_Comm_dup(MPI_COMM_WORLD, &scr.comm_world);
+  MPI_Comm_rank(scr.comm_world, &scr.rank);
+  MPI_Comm_size(scr.comm_world, &scr.ranks);
+  scr_log_rank = scr.rank;
+  scr.time_init = scr_log_seconds();
+  scr.restart_id = -1;
+
+  if (scr_setup_config() != SCR_SUCCESS) scr_init_fail();
+  if (!scr.enabled) {
+    if (scr.rank == 0) scr_dbg(1, "SCR_ENABLE=0: SCR calls pass through");
+    scr.initialized = 1;
+    return SCR_SUCCESS;
+  }
+
+  scr_env_hostname(scr.hostname, sizeof(scr.hostname));
+  scr_mpi_split_by_host(scr.comm_world, scr.hostname, &scr.comm_node);
+  MPI_Comm_rank(scr.comm_node, &scr.node_rank);
+  MPI_Comm_size(scr.comm_node, &scr.node_ranks);
+
+  if (scr_setup_directories() != SCR_SUCCESS) scr_init_fail();
+  scr_cache_load_filemap();
+  scr_cache_start_reaper();
+  scr_restart_init_counters();
+  scr_restart_select(-1);
+  if (scr.restart_id >= 0 && scr.flush_on_restart && !scr_flush_is_flushed(scr.restart_id))
+    scr_flush_dataset(scr.restart_id);
+
+  scr.time_last_checkpoint_end = scr_log_seconds();
+  scr.initialized = 1;
+  if (scr.rank == 0)
+    scr_dbg(1, "initialized: %d ranks, prefix %s, cache %s, job %s", scr.ranks, scr.prefix,
+            scr.cache_dir, scr.job_id);
+  return SCR_SUCCESS;
+}
+
+int SCR_Finalize(void)
+{
+  if (!scr.initialized) {
+    scr_err("SCR_Finalize called without SCR_Init");
+    return SCR_FAILURE;
+  }
+  int rc = SCR_SUCCESS;
+  if (scr.enabled) {
+    if (scr.in_output) {
+      if (scr.rank == 0)
+        scr_warn("SCR_Finalize called inside SCR_Start_output: the dataset '%s' is discarded",
+                 scr.output_name ? scr.output_name : "");
+      scr_api_abandon_output();
+    }
+    /* the newest checkpoint must survive the allocation when flushing is on */
+    int latest = scr_api_latest_checkpoint();
+    if (latest >= 0 && scr.flush > 0 && !scr_flush_is_flushed(latest))
+      if (scr_flush_dataset(latest) != SCR_SUCCESS) rc = SCR_FAILURE;
+    scr_cache_stop_reaper();
+    scr_kvtree_delete(&scr.filemap);
+    free(scr.filemap_file);
+    scr.filemap_file = NULL;
+    free(scr.restart_name);
+    scr.restart_name = NULL;
+    MPI_Comm_free(&scr.comm_node);
+  }
+  MPI_Comm_free(&scr.comm_world);
+  scr_setup_finalize();
+  scr.initialized = 0;
+  scr_log_rank = -1;
+  return rc;
+}
+
+const char* SCR_Config(const char* config)
+{
+  if (!config) return NULL;
+  if (strchr(config, '=') == NULL) {
+    /* a query: "KEY" */
+    char* key = strdup(config);
+    char* end = key + strlen(key);
+    while (end > key && (end[-1] == ' ' || end[-1] == '\t')) *--end = '\0';
+    char* start = key;
+    while (*start == ' ' || *start == '\t') start++;
+    char* value = scr_param_app_query(start);
+    free(key);
+    return value;
+  }
+  if (scr.initialized) {
+    scr_err("SCR_Config(\"%s\") after SCR_Init has no effect: call SCR_Config before SCR_Init",
+            config);
+    return NULL;
+  }
+  if (scr_param_app_set(config) != SCR_SUCCESS) scr_setup_app_config_error = 1;
+  return NULL;
+}
+
+const char* SCR_Configf(const char* format, ...)
+{
+  va_list ap;
+  char* text = NULL;
+  va_start(ap, format);
+  int n = vasprintf(&text, format, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  const char* value = SCR_Config(text);
+  free(text);
+  return value;
+}
+
+char* SCR_Get_version(void)
+{
+  static char version[] = PACKAGE_VERSION;
+  return version;
+}
+
+int SCR_Should_exit(int* flag)
+{
+  if (!flag) return SCR_FAILURE;
+  *flag = 0;
+  if (!scr.initialized) {
+    scr_err("SCR_Should_exit called without SCR_Init");
+    return SCR_FAILURE;
+  }
+  if (!scr.enabled) return SCR_SUCCESS;
+  *flag = scr_halt_check(0);
+  return SCR_SUCCESS;
+}

@@ -1,0 +1,282 @@
+/* scr_api_output.c - writing datasets: SCR_Need_checkpoint, SCR_Start_output,
+ * SCR_Route_file, SCR_Complete_output and their checkpoint-only forms. */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scr.h"
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_path.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_cache.h"
+#include "scr_flush.h"
+#include "scr_halt.h"
+#include "scr_api.h"
+
+int scr_api_check_ready(const char* function)
+{
+  if (!scr.initialized) {
+    scr_err("%s called without SCR_Init: call SCR_Init after MPI_Init", function);
+    return SCR_FAILURE;
+  }
+  return SCR_SUCCESS;
+}
+
+int scr_api_latest_checkpoint(void)
+{
+  int latest = -1;
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+    scr_kvtree* desc = scr_kvtree_get(scr_kvtree_elem_tree(e), "DSETDESC");
+    int id = (int) scr_kvtree_elem_key_int(e);
+    if (scr_dataset_is_checkpoint(desc) && scr_dataset_is_complete(desc) && id > latest)
+      latest = id;
+  }
+  return latest;
+}
+
+void scr_api_abandon_output(void)
+{
+  scr_cache_delete_dataset(scr.output_id);
+  free(scr.output_name);
+  scr.output_name = NULL;
+  scr.in_output = 0;
+}
+
+int SCR_Need_checkpoint(int* flag)
+{
+  if (!flag || scr_api_check_ready("SCR_Need_checkpoint") != SCR_SUCCESS) return SCR_FAILURE;
+  if (!scr.enabled) {
+    *flag = 1;
+    return SCR_SUCCESS;
+  }
+  scr.need_checkpoint_calls++;
+  int need = 0;
+  if (scr.rank == 0) {
+    double now = scr_log_seconds();
+    int any_rule = 0;
+    if (scr.checkpoint_interval > 0) {
+      any_rule = 1;
+      if (scr.need_checkpoint_calls % scr.checkpoint_interval == 0) need = 1;
+    }
+    if (scr.checkpoint_seconds > 0) {
+      any_rule = 1;
+      if (now - scr.time_last_checkpoint_end >= (double) scr.checkpoint_seconds) need = 1;
+    }
+    if (scr.checkpoint_overhead > 0) {
+      /* checkpoint when doing so keeps the time spent checkpointing under the
+       * given percentage of the run so far */
+      any_rule = 1;
+      double total = now - scr.time_init;
+      double last = scr.checkpoint_id > 0 ? scr.time_in_checkpoints / scr.checkpoint_id : 0;
+      if (total > 0 && (scr.time_in_checkpoints + last) / total * 100.0 <= scr.checkpoint_overhead)
+        need = 1;
+    }
+    if (!any_rule) need = 1;
+  }
+  MPI_Bcast(&need, 1, MPI_INT, 0, scr.comm_world);
+  /* a pending halt asks for one last checkpoint */
+  if (!need && scr_halt_check(0)) need = 1;
+  *flag = need;
+  return SCR_SUCCESS;
+}
+
+int SCR_Start_output(const char* name, int flags)
+{
+  if (scr_api_check_ready("SCR_Start_output") != SCR_SUCCESS) return SCR_FAILURE;
+  if (!scr.enabled) return SCR_SUCCESS;
+  if (scr.in_output) {
+    scr_err("SCR_Start_output(\"%s\") called while dataset '%s' is open: call "
+            "SCR_Complete_output first", name ? name : "", scr.output_name);
+    return SCR_FAILURE;
+  }
+  if (!(flags & (SCR_FLAG_CHECKPOINT | SCR_FLAG_OUTPUT))) {
+    scr_err("SCR_Start_output(\"%s\", %d): flags must include SCR_FLAG_CHECKPOINT and/or "
+            "SCR_FLAG_OUTPUT", name ? name : "", flags);
+    return SCR_FAILURE;
+  }
+  if (scr.in_restart) {
+    scr_err("SCR_Start_output called inside a restart: call SCR_Complete_restart first");
+    return SCR_FAILURE;
+  }
+  /* a restart the application chose not to read is over */
+  free(scr.restart_name);
+  scr.restart_name = NULL;
+  scr.restart_id = -1;
+
+  int id = scr.dataset_id + 1;
+  int ckpt = (flags & SCR_FLAG_CHECKPOINT) ? scr.checkpoint_id + 1 : 0;
+  char generated[64];
+  if (!name || !*name) {
+    snprintf(generated, sizeof(generated), "scr.dataset.%d", id);
+    name = generated;
+  }
+
+  double start = scr_log_seconds();
+  if (scr_cache_make_room(-1) != SCR_SUCCESS) return SCR_FAILURE;
+
+  scr.dataset_id = id;
+  if (flags & SCR_FLAG_CHECKPOINT) scr.checkpoint_id = ckpt;
+  scr_kvtree* dset = scr_filemap_add_dataset(scr.filemap, id);
+  scr_kvtree_set(dset, "DSETDESC", scr_dataset_new(id, name, flags, ckpt, scr.user,
+                                                   scr.job_name, scr.job_id));
+  scr_kvtree_set_kv(scr_kvtree_get_or_create(dset, "REDDESC"), "TYPE", scr.copy_type);
+  scr_filemap_set_file_count(scr.filemap, id, scr.rank, 0);
+  int rc = scr_cache_save_filemap();
+  if (!scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world)) {
+    scr_cache_delete_dataset(id);
+    return SCR_FAILURE;
+  }
+  scr.in_output = 1;
+  scr.output_id = id;
+  scr.output_flags = flags;
+  scr.output_name = strdup(name);
+  scr.output_start_time = start;
+  scr_dbg(2, "started dataset %d (%s)", id, name);
+  return SCR_SUCCESS;
+}
+
+int SCR_Start_checkpoint(void)
+{
+  return SCR_Start_output(NULL, SCR_FLAG_CHECKPOINT);
+}
+
+/* map a user path onto the prefix: absolute path and relative path under it */
+static int scr_route_resolve(const char* name, char** abs, char** rel)
+{
+  *abs = scr_path_absolute(name);
+  *rel = *abs ? scr_path_relative_to(scr.prefix, *abs) : NULL;
+  if (!*rel || strcmp(*rel, ".") == 0) {
+    free(*rel);
+    *rel = NULL;
+    return SCR_FAILURE;
+  }
+  return SCR_SUCCESS;
+}
+
+/* during restart: the cached copy of name in the restart dataset */
+static int scr_route_restart(const char* abs, char* file)
+{
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, scr.restart_id, scr.rank)); e;
+       e = scr_kvtree_next(e)) {
+    const char* orig = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "ORIG");
+    if (orig && strcmp(orig, abs) == 0) {
+      snprintf(file, SCR_MAX_FILENAME, "%s", scr_kvtree_elem_key(e));
+      return SCR_SUCCESS;
+    }
+  }
+  return SCR_FAILURE;
+}
+
+int SCR_Route_file(const char* name, char* file)
+{
+  if (!name || !file) return SCR_FAILURE;
+  if (scr_api_check_ready("SCR_Route_file") != SCR_SUCCESS) return SCR_FAILURE;
+  if (!scr.enabled) {
+    snprintf(file, SCR_MAX_FILENAME, "%s", name);
+    return SCR_SUCCESS;
+  }
+  char* abs = NULL;
+  char* rel = NULL;
+  int rc = scr_route_resolve(name, &abs, &rel);
+  if (!abs) return SCR_FAILURE;
+
+  if (scr.in_output) {
+    if (rc != SCR_SUCCESS) {
+      scr_err("SCR_Route_file(\"%s\"): %s is not inside the prefix directory %s, where the "
+              "dataset is flushed: write it under SCR_PREFIX", name, abs, scr.prefix);
+    } else if (scr.cache_bypass) {
+      scr_filemap_add_file(scr.filemap, scr.output_id, scr.rank, abs, abs, rel);
+      rc = scr_cache_save_filemap();
+      snprintf(file, SCR_MAX_FILENAME, "%s", abs);
+    } else {
+      rc = scr_cache_route_file(scr.output_id, abs, rel, file, SCR_MAX_FILENAME);
+    }
+    if (rc == SCR_SUCCESS) scr_dbg(2, "routed %s to %s", abs, file);
+  } else if (scr.in_restart) {
+    rc = scr_route_restart(abs, file);
+    if (rc != SCR_SUCCESS)
+      scr_dbg(1, "SCR_Route_file(\"%s\"): not part of restart dataset '%s'", name,
+              scr.restart_name);
+  } else {
+    snprintf(file, SCR_MAX_FILENAME, "%s", abs);
+    rc = SCR_SUCCESS;
+  }
+  free(rel);
+  free(abs);
+  return rc == SCR_SUCCESS ? SCR_SUCCESS : SCR_FAILURE;
+}
+
+/* statistics of a completed dataset, printed at debug level 1 by rank 0 */
+static void scr_complete_report(int id, uint64_t files, uint64_t bytes, double seconds)
+{
+  if (scr.rank != 0) return;
+  double mib = (double) bytes / (1024.0 * 1024.0);
+  scr_dbg(1, "completed dataset %d (%s): %llu files, %.1f MiB in %.3f s (%.1f MiB/s)", id,
+          scr.output_name, (unsigned long long) files, mib, seconds,
+          seconds > 0 ? mib / seconds : 0.0);
+}
+
+int SCR_Complete_output(int valid)
+{
+  if (scr_api_check_ready("SCR_Complete_output") != SCR_SUCCESS) return SCR_FAILURE;
+  if (!scr.enabled) return SCR_SUCCESS;
+  if (!scr.in_output) {
+    scr_err("SCR_Complete_output called without SCR_Start_output");
+    return SCR_FAILURE;
+  }
+  int id = scr.output_id;
+  uint64_t counts[2] = { 0, 0 }, totals[2] = { 0, 0 };
+  int mine = scr_cache_complete_files(id, valid, &counts[0], &counts[1]);
+  int all_valid = scr_mpi_all_true(mine, scr.comm_world);
+  MPI_Allreduce(counts, totals, 2, MPI_UINT64_T, MPI_SUM, scr.comm_world);
+
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  scr_dataset_set_complete(scr_kvtree_get(dset, "DSETDESC"), all_valid, totals[0], totals[1]);
+  int rc = scr_cache_save_filemap();
+  all_valid = scr_mpi_all_true(all_valid && rc == SCR_SUCCESS, scr.comm_world);
+  if (!all_valid) {
+    if (scr.rank == 0)
+      scr_err("dataset %d (%s) is invalid on at least one rank: it is discarded and the "
+              "previous checkpoint stays the newest", id, scr.output_name);
+    scr_api_abandon_output();
+    return SCR_FAILURE;
+  }
+
+  int flags = scr.output_flags;
+  double seconds = scr_log_seconds() - scr.output_start_time;
+  scr_complete_report(id, totals[0], totals[1], seconds);
+  free(scr.output_name);
+  scr.output_name = NULL;
+  scr.in_output = 0;
+
+  rc = SCR_SUCCESS;
+  if (scr_flush_is_due(id) && scr_flush_dataset(id) != SCR_SUCCESS && (flags & SCR_FLAG_OUTPUT))
+    rc = SCR_FAILURE;
+
+  if (flags & SCR_FLAG_CHECKPOINT) {
+    scr.time_in_checkpoints += seconds;
+    scr.time_last_checkpoint_end = scr_log_seconds();
+    if (scr_halt_check(1)) {
+      /* the job stops after this checkpoint: make sure it outlives the allocation */
+      if (!scr_flush_is_flushed(id) && scr.flush > 0) scr_flush_dataset(id);
+      if (scr.halt_exit) {
+        if (scr.rank == 0) scr_info("exiting after checkpoint %d (SCR_HALT_EXIT=1)", id);
+        SCR_Finalize();
+        MPI_Finalize();
+        exit(0);
+      }
+    }
+  }
+  return rc;
+}
+
+int SCR_Complete_checkpoint(int valid)
+{
+  return SCR_Complete_output(valid);
+}

@@ -1,0 +1,55 @@
+/* scr_io.h - file and directory helpers shared by the library and the commands:
+ * full reads/writes, private directories, crash-safe copies with CRC32, rm -rf. */
+#ifndef SCR_IO_H
+#define SCR_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Unless said otherwise, functions return SCR_SUCCESS or an SCR_ERR_* code
+ * and log one message naming the path; SCR_ERR_NOENT (missing file) is returned
+ * without a message because callers often probe for optional files. */
+
+/* read(2) until len bytes or end of file, retrying EINTR and short reads;
+ * returns bytes read (less than len only at end of file), -1 with errno set */
+ssize_t scr_io_read_full(int fd, void* buf, size_t len);
+/* write(2) all len bytes, retrying EINTR and short writes; returns len, or -1 with errno set */
+ssize_t scr_io_write_full(int fd, const void* buf, size_t len);
+/* the same at an explicit offset (pread/pwrite), leaving the file offset alone */
+ssize_t scr_io_pread_full(int fd, void* buf, size_t len, off_t offset);
+ssize_t scr_io_pwrite_full(int fd, const void* buf, size_t len, off_t offset);
+
+/* mkdir -p: create each missing component with mode (subject to umask);
+ * an existing component that is not a directory is an error */
+int scr_io_mkdir_p(const char* path, mode_t mode);
+/* create each missing component with 0700; the final directory, new or old,
+ * must be a real directory (not a symlink) owned by the effective uid, else
+ * SCR_ERR_SECURITY: nothing is repaired silently */
+int scr_io_mkdir_private(const char* path);
+
+/* flush a directory's entries (after create/rename inside it) to stable storage */
+int scr_io_fsync_dir(const char* dir);
+
+/* copy src to dst through "<dst>.tmp.<pid>" + fsync + rename + fsync of the
+ * directory, so dst is either the old file or the complete new one; missing
+ * parents of dst are created with parent_mode; dst gets src's permission bits.
+ * crc (zlib CRC32 of the content) and size may be NULL. */
+int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
+                     uint32_t* crc, uint64_t* size);
+/* zlib CRC32 and size of a file's content; either output may be NULL */
+int scr_io_crc32_file(const char* path, uint32_t* crc, uint64_t* size);
+/* zlib CRC32 of a memory buffer of any length, continuing from crc (start with 0) */
+uint32_t scr_io_crc32(uint32_t crc, const void* buf, size_t len);
+
+/* rm -rf that never follows symbolic links: a link is removed, not its target;
+ * a missing path is success */
+int scr_io_remove_tree(const char* path);
+
+/* size of a file in bytes (following symlinks) */
+int scr_io_file_size(const char* path, uint64_t* size);
+/* read a whole (small) file into a malloc'd buffer, NUL-terminated for text
+ * use (the terminator is not counted in *len); len may be NULL */
+int scr_io_read_file(const char* path, char** buf, size_t* len);
+
+#endif

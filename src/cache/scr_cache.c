@@ -1,0 +1,283 @@
+/* scr_cache.c - the node-local cache of one rank: routing, filemap, checks, eviction.
+ * Deleting is a rename plus a background unlink so that a checkpoint never waits for it. */
+#include "config.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_io.h"
+#include "scr_path.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_cache.h"
+
+char* scr_cache_dataset_dir(int id)
+{
+  char* dir = NULL;
+  if (asprintf(&dir, "%s/scr.dataset.%d", scr.cache_dir, id) < 0) return NULL;
+  return dir;
+}
+
+int scr_cache_load_filemap(void)
+{
+  free(scr.filemap_file);
+  scr.filemap_file = scr_filemap_path(scr.cntl_dir, scr.rank);
+  scr_kvtree_delete(&scr.filemap);
+  scr.filemap = scr_kvtree_new();
+  int rc = scr_kvtree_read_file_if_exists(scr.filemap_file, scr.filemap);
+  if (rc != SCR_SUCCESS) {
+    /* an unreadable filemap means unknown cache contents: start empty, the
+     * datasets it described will be found invalid and fetched instead */
+    scr_warn("ignoring unreadable filemap %s", scr.filemap_file);
+    scr_kvtree_clear(scr.filemap);
+  }
+  return SCR_SUCCESS;
+}
+
+int scr_cache_save_filemap(void)
+{
+  int rc = scr_kvtree_write_file(scr.filemap_file, scr.filemap);
+  if (rc != SCR_SUCCESS)
+    scr_err("cannot write filemap %s: %s", scr.filemap_file, scr_error_string(rc));
+  return rc;
+}
+
+int scr_cache_route_file(int id, const char* orig_path, const char* relpath,
+                         char* file, size_t len)
+{
+  char* dir = scr_cache_dataset_dir(id);
+  char* path = dir ? scr_path_join(dir, relpath) : NULL;
+  int rc = path ? SCR_SUCCESS : SCR_ERR_NOMEM;
+  if (rc == SCR_SUCCESS && strlen(path) >= len) {
+    scr_err("cache path for %s is longer than SCR_MAX_FILENAME: shorten SCR_CACHE_BASE", orig_path);
+    rc = SCR_ERR_INVALID;
+  }
+  if (rc == SCR_SUCCESS) {
+    /* the filemap names the file before it exists, so a crash never leaves an
+     * unrecorded file behind */
+    scr_filemap_add_file(scr.filemap, id, scr.rank, path, orig_path, relpath);
+    rc = scr_cache_save_filemap();
+  }
+  if (rc == SCR_SUCCESS) {
+    char* parent = scr_path_dirname(path);
+    rc = scr_io_mkdir_p(parent, 0700);
+    if (rc != SCR_SUCCESS)
+      scr_err("cannot create cache directory %s: %s", parent, strerror(errno));
+    free(parent);
+  }
+  if (rc == SCR_SUCCESS) snprintf(file, len, "%s", path);
+  free(path);
+  free(dir);
+  return rc;
+}
+
+int scr_cache_complete_files(int id, int valid, uint64_t* files, uint64_t* bytes)
+{
+  int ok = valid;
+  *files = 0;
+  *bytes = 0;
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
+       e = scr_kvtree_next(e)) {
+    const char* path = scr_kvtree_elem_key(e);
+    scr_kvtree* meta = scr_kvtree_elem_tree(e);
+    uint64_t size = 0;
+    uint32_t crc = 0;
+    int file_ok = valid;
+    if (scr.crc_on_copy) {
+      if (scr_io_crc32_file(path, &crc, &size) == SCR_SUCCESS)
+        scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+      else
+        file_ok = 0;
+    } else if (scr_io_file_size(path, &size) != SCR_SUCCESS) {
+      file_ok = 0;
+    }
+    if (!file_ok && valid)
+      scr_err("file %s of dataset %d was registered with SCR_Route_file but cannot be read: "
+              "marking the dataset invalid", scr_kvtree_get_val(meta, "ORIG"), id);
+    scr_kvtree_set_kv_uint64(meta, "SIZE", size);
+    scr_kvtree_set_kv_int(meta, "COMPLETE", file_ok);
+    ok = ok && file_ok;
+    (*files)++;
+    *bytes += size;
+  }
+  /* a rank that wrote no file still records its (empty) part of the dataset */
+  scr_filemap_set_file_count(scr.filemap, id, scr.rank, (int) *files);
+  return ok;
+}
+
+int scr_cache_check_dataset(int id)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  if (!dset || !scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) return 0;
+  scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
+  if (!scr_kvtree_get_kv_int(dset, "RANK", scr.rank)) return 0;
+  if (scr_kvtree_size(files) != scr_filemap_get_file_count(scr.filemap, id, scr.rank)) return 0;
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(files); e; e = scr_kvtree_next(e)) {
+    const char* path = scr_kvtree_elem_key(e);
+    scr_kvtree* meta = scr_kvtree_elem_tree(e);
+    uint64_t want = 0, size = 0;
+    long long complete = 0;
+    scr_kvtree_get_int(meta, "COMPLETE", &complete);
+    scr_kvtree_get_uint64(meta, "SIZE", &want);
+    if (!complete || scr_io_file_size(path, &size) != SCR_SUCCESS || size != want) {
+      scr_dbg(1, "dataset %d: cached file %s is missing or has the wrong size", id, path);
+      return 0;
+    }
+    const char* crc_text = scr_kvtree_get_val(meta, "CRC");
+    if (crc_text) {
+      uint32_t crc = 0;
+      if (scr_io_crc32_file(path, &crc, &size) != SCR_SUCCESS ||
+          strtoul(crc_text, NULL, 16) != crc) {
+        scr_warn("dataset %d: cached file %s fails its CRC32 check", id, path);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+int scr_cache_count_datasets(void)
+{
+  return scr_kvtree_size(scr_kvtree_get(scr.filemap, "DSET"));
+}
+
+/* ---- background deletion ---- */
+
+static pthread_mutex_t scr_reaper_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t scr_reaper_wake = PTHREAD_COND_INITIALIZER;
+static pthread_t scr_reaper_thread;
+static int scr_reaper_running = 0;
+static int scr_reaper_stop = 0;
+static int scr_reaper_pending = 0;
+
+static char* scr_cache_trash_dir(void)
+{
+  return scr_path_join(scr.cache_dir, ".trash");
+}
+
+/* empty every entry of the trash directory */
+static void scr_cache_empty_trash(const char* trash)
+{
+  DIR* d = opendir(trash);
+  if (!d) return;
+  struct dirent* ent;
+  while ((ent = readdir(d)) != NULL) {
+    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+    char* path = scr_path_join(trash, ent->d_name);
+    if (path) scr_io_remove_tree(path);
+    free(path);
+  }
+  closedir(d);
+}
+
+static void* scr_cache_reaper_main(void* arg)
+{
+  char* trash = arg;
+  pthread_mutex_lock(&scr_reaper_lock);
+  for (;;) {
+    while (!scr_reaper_pending && !scr_reaper_stop)
+      pthread_cond_wait(&scr_reaper_wake, &scr_reaper_lock);
+    int stop = scr_reaper_stop;
+    scr_reaper_pending = 0;
+    pthread_mutex_unlock(&scr_reaper_lock);
+    scr_cache_empty_trash(trash);
+    pthread_mutex_lock(&scr_reaper_lock);
+    if (stop && !scr_reaper_pending) break;
+  }
+  pthread_mutex_unlock(&scr_reaper_lock);
+  free(trash);
+  return NULL;
+}
+
+void scr_cache_start_reaper(void)
+{
+  char* trash = scr_cache_trash_dir();
+  if (!trash) return;
+  scr_reaper_stop = 0;
+  scr_reaper_pending = 1; /* leftovers of a previous run */
+  if (pthread_create(&scr_reaper_thread, NULL, scr_cache_reaper_main, trash) == 0)
+    scr_reaper_running = 1;
+  else
+    free(trash);
+}
+
+void scr_cache_stop_reaper(void)
+{
+  if (!scr_reaper_running) return;
+  pthread_mutex_lock(&scr_reaper_lock);
+  scr_reaper_stop = 1;
+  pthread_cond_signal(&scr_reaper_wake);
+  pthread_mutex_unlock(&scr_reaper_lock);
+  pthread_join(scr_reaper_thread, NULL);
+  scr_reaper_running = 0;
+}
+
+/* Move a dataset directory into the trash for the reaper; if that is impossible
+ * remove it in place. Ranks of a node share the directory: the first rename wins
+ * and the others find nothing left to move. */
+static void scr_cache_discard(const char* path)
+{
+  static unsigned long counter = 0;
+  char* trash = scr_cache_trash_dir();
+  char* target = NULL;
+  int moved = 0;
+  if (trash && scr_io_mkdir_p(trash, 0700) == SCR_SUCCESS &&
+      asprintf(&target, "%s/%d.%d.%lu", trash, (int) getpid(), scr.rank, counter++) >= 0)
+    moved = rename(path, target) == 0;
+  if (moved && scr_reaper_running) {
+    pthread_mutex_lock(&scr_reaper_lock);
+    scr_reaper_pending = 1;
+    pthread_cond_signal(&scr_reaper_wake);
+    pthread_mutex_unlock(&scr_reaper_lock);
+  } else if (moved) {
+    scr_io_remove_tree(target);
+  } else if (errno != ENOENT) {
+    scr_io_remove_tree(path);
+  }
+  free(target);
+  free(trash);
+}
+
+int scr_cache_delete_dataset(int id)
+{
+  /* the filemap entry goes last: it keeps naming the files until they are gone.
+   * Files outside the dataset directory (cache bypass) belong to the user. */
+  char* dir = scr_cache_dataset_dir(id);
+  if (dir) scr_cache_discard(dir);
+  free(dir);
+  scr_filemap_remove_dataset(scr.filemap, id);
+  return scr_cache_save_filemap();
+}
+
+int scr_cache_make_room(int keep)
+{
+  /* every rank holds the same dataset ids, so decisions agree without talking;
+   * the all-true below only makes a failure on one rank visible to all */
+  int rc = SCR_SUCCESS;
+  while (scr_cache_count_datasets() >= scr.cache_size) {
+    int oldest = -1;
+    scr_kvtree_elem* e;
+    for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+      int id = (int) scr_kvtree_elem_key_int(e);
+      long long flushing = 0;
+      scr_kvtree_get_int(scr_kvtree_elem_tree(e), "FLUSHING", &flushing);
+      if (id == keep || flushing) continue;
+      if (oldest < 0 || id < oldest) oldest = id;
+    }
+    if (oldest < 0) break;
+    scr_dbg(1, "evicting dataset %d from cache to make room (SCR_CACHE_SIZE=%lld)", oldest,
+            scr.cache_size);
+    if (scr_cache_delete_dataset(oldest) != SCR_SUCCESS) rc = SCR_ERR_IO;
+  }
+  return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_IO;
+}

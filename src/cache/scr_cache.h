@@ -1,0 +1,45 @@
+/* scr_cache.h - datasets in node-local cache: where files go, the filemap that
+ * records them, validation of what a new run finds, and eviction. */
+#ifndef SCR_CACHE_H
+#define SCR_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "<cache_dir>/scr.dataset.<id>", malloc'd */
+char* scr_cache_dataset_dir(int id);
+
+/* load this rank's filemap from the control directory (empty if none) */
+int scr_cache_load_filemap(void);
+/* persist this rank's filemap atomically */
+int scr_cache_save_filemap(void);
+
+/* register a file of the dataset in progress and give the path to open:
+ * under the dataset's cache directory at relpath (parents created) */
+int scr_cache_route_file(int id, const char* orig_path, const char* relpath,
+                         char* file, size_t len);
+
+/* local check of this rank's part of a dataset: complete and every file present
+ * with its recorded size (and CRC when recorded); 1 if usable */
+int scr_cache_check_dataset(int id);
+
+/* record size (and CRC when SCR_CRC_ON_COPY) of every file of the dataset;
+ * sets COMPLETE per file; returns 1 if all files of this rank are valid */
+int scr_cache_complete_files(int id, int valid, uint64_t* files, uint64_t* bytes);
+
+/* number of datasets in this rank's filemap */
+int scr_cache_count_datasets(void);
+
+/* remove a dataset from cache and filemap without waiting: the directory is
+ * renamed into a trash area that a background thread empties */
+int scr_cache_delete_dataset(int id);
+
+/* collective: delete oldest datasets until fewer than SCR_CACHE_SIZE remain,
+ * keeping `keep` (-1: none) and datasets being flushed */
+int scr_cache_make_room(int keep);
+
+/* start / stop the background thread that empties the trash */
+void scr_cache_start_reaper(void);
+void scr_cache_stop_reaper(void);
+
+#endif

@@ -1,0 +1,41 @@
+/* scr_filemap.h - what a rank has in cache: datasets, their files and metadata.
+ * One file per rank in the control directory, updated before a file is created. MPI-free. */
+#ifndef SCR_FILEMAP_H
+#define SCR_FILEMAP_H
+
+#include <stdint.h>
+#include "scr_kvtree.h"
+
+/* Layout:
+ *   DSET/<id>/DSETDESC/...           dataset descriptor (scr_dataset.h)
+ *   DSET/<id>/REDDESC/...            redundancy applied to the dataset
+ *   DSET/<id>/FLUSHED = 0|1          copy on the prefix directory is complete
+ *   DSET/<id>/RANK/<rank>/FILES = n  files rank wrote in the dataset
+ *   DSET/<id>/RANK/<rank>/FILE/<cache path>/ORIG = original absolute path
+ *                                            /RELPATH = path relative to the prefix
+ *                                            /SIZE, CRC (0x%08x), COMPLETE = 0|1
+ */
+
+/* "<cntl_dir>/filemap_<rank>.scr", malloc'd */
+char* scr_filemap_path(const char* cntl_dir, int rank);
+
+/* dataset subtree, or NULL / created */
+scr_kvtree* scr_filemap_get_dataset(const scr_kvtree* map, int id);
+scr_kvtree* scr_filemap_add_dataset(scr_kvtree* map, int id);
+void scr_filemap_remove_dataset(scr_kvtree* map, int id);
+
+/* files of a rank in a dataset: FILE subtree (children are cache paths), or NULL */
+scr_kvtree* scr_filemap_get_files(const scr_kvtree* map, int id, int rank);
+/* register a file; returns its metadata subtree (existing one if already there) */
+scr_kvtree* scr_filemap_add_file(scr_kvtree* map, int id, int rank, const char* cache_path,
+                                 const char* orig_path, const char* relpath);
+/* FILES count of the rank in the dataset (the number it is expected to have) */
+void scr_filemap_set_file_count(scr_kvtree* map, int id, int rank, int count);
+int scr_filemap_get_file_count(const scr_kvtree* map, int id, int rank);
+
+/* largest dataset id in the map; -1 if none */
+int scr_filemap_latest_dataset(const scr_kvtree* map);
+/* largest dataset id strictly below `below` (-1: no bound); -1 if none */
+int scr_filemap_previous_dataset(const scr_kvtree* map, int below);
+
+#endif

@@ -1,0 +1,25 @@
+/* scr_prefix_dir.h - the hidden ".scr" directory inside the prefix directory:
+ * names of its files, creating it, and the lock files that serialise updates. */
+#ifndef SCR_PREFIX_DIR_H
+#define SCR_PREFIX_DIR_H
+
+/* name of the hidden directory inside the prefix */
+#define SCR_PREFIX_DIR_NAME ".scr"
+
+/* "<prefix>/.scr/<name>" (name NULL: "<prefix>/.scr"), malloc'd; NULL when
+ * prefix is NULL or empty or memory runs out */
+char* scr_prefix_dir_file(const char* prefix, const char* name);
+
+/* creates <prefix>/.scr (mode 0755 minus umask) unless it exists; the prefix
+ * itself must exist. SCR_ERR_IO (logged) otherwise. */
+int scr_prefix_dir_create(const char* prefix);
+
+/* takes an exclusive flock on <prefix>/.scr/<lock_name> (created 0600,
+ * creating .scr if missing), waiting for other holders; *fd gets the
+ * descriptor to hand to scr_prefix_dir_unlock */
+int scr_prefix_dir_lock(const char* prefix, const char* lock_name, int* fd);
+
+/* releases a lock taken with scr_prefix_dir_lock; fd < 0 is ignored */
+void scr_prefix_dir_unlock(int fd);
+
+#endif

@@ -1,0 +1,217 @@
+/* scr_fetch.c - restart from the prefix directory: rank 0 reads the index, summary
+ * and rank2file map, each rank copies and checks its own files (size and CRC32). */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_io.h"
+#include "scr_path.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_summary_file.h"
+#include "scr_index_file.h"
+#include "scr_flush_file.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_cache.h"
+#include "scr_fetch.h"
+
+/* copy this rank's files of dataset id; returns 1 if every file arrived intact */
+static int scr_fetch_copy_files(int id, const scr_kvtree* mine)
+{
+  int ok = 1;
+  long long expected = 0;
+  scr_kvtree* files = scr_kvtree_get(mine, "FILE");
+  scr_kvtree_get_int(mine, "FILES", &expected);
+  if (expected != scr_kvtree_size(files)) {
+    scr_err("fetch of dataset %d: the rank2file map lists %d of the %lld files of rank %d",
+            id, scr_kvtree_size(files), expected, scr.rank);
+    return 0;
+  }
+  scr_filemap_set_file_count(scr.filemap, id, scr.rank, (int) expected);
+  char path[4096];
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(files); e && ok; e = scr_kvtree_next(e)) {
+    const char* relpath = scr_kvtree_elem_key(e);
+    scr_kvtree* info = scr_kvtree_elem_tree(e);
+    char* src = scr_path_join(scr.prefix, relpath);
+    uint64_t want = 0, size = 0;
+    uint32_t crc = 0;
+    scr_kvtree_get_uint64(info, "SIZE", &want);
+    const char* want_crc = scr_kvtree_get_val(info, "CRC");
+    if (scr_cache_route_file(id, src, relpath, path, sizeof(path)) != SCR_SUCCESS ||
+        scr_io_copy_file(src, path, 0700, &crc, &size) != SCR_SUCCESS) {
+      scr_err("fetch of dataset %d: cannot copy %s into cache", id, src);
+      ok = 0;
+    } else if (size != want) {
+      scr_err("fetch of dataset %d: %s has %llu bytes, the rank2file map says %llu", id, src,
+              (unsigned long long) size, (unsigned long long) want);
+      ok = 0;
+    } else if (want_crc && strtoul(want_crc, NULL, 16) != crc) {
+      scr_err("fetch of dataset %d: CRC32 mismatch in %s (0x%08x, expected %s): the file on "
+              "the prefix directory is corrupt", id, src, crc, want_crc);
+      ok = 0;
+    } else {
+      scr_kvtree* meta = scr_kvtree_get(scr_filemap_get_files(scr.filemap, id, scr.rank), path);
+      scr_kvtree_set_kv_uint64(meta, "SIZE", size);
+      scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+      scr_kvtree_set_kv_int(meta, "COMPLETE", 1);
+    }
+    free(src);
+  }
+  return ok;
+}
+
+/* rank 0 side of an attempt: summary and rank2file of id, checked against this job */
+static int scr_fetch_read_metadata(int id, scr_kvtree* summary, scr_kvtree* rank2file,
+                                   char* reason, size_t len)
+{
+  long long ranks = 0;
+  if (scr_summary_file_read(scr.prefix, id, summary) != SCR_SUCCESS ||
+      scr_rank2file_read(scr.prefix, id, rank2file) != SCR_SUCCESS) {
+    snprintf(reason, len, "summary or rank2file map missing or unreadable");
+    return 0;
+  }
+  scr_kvtree_get_int(summary, "RANKS", &ranks);
+  if (ranks != scr.ranks) {
+    snprintf(reason, len, "written by %lld ranks, this run has %d", ranks, scr.ranks);
+    return 0;
+  }
+  if (!scr_dataset_is_complete(scr_kvtree_get(summary, "DSETDESC"))) {
+    snprintf(reason, len, "the dataset is marked incomplete");
+    return 0;
+  }
+  return 1;
+}
+
+/* collective: one attempt at fetching id; 1 on success */
+static int scr_fetch_attempt(int id, char* reason, size_t len)
+{
+  scr_kvtree* summary = scr_kvtree_new();
+  scr_kvtree* rank2file = scr_kvtree_new();
+  scr_kvtree* mine = scr_kvtree_new();
+  int ok = 1;
+  if (scr.rank == 0) ok = scr_fetch_read_metadata(id, summary, rank2file, reason, len);
+  MPI_Bcast(&ok, 1, MPI_INT, 0, scr.comm_world);
+  if (ok) {
+    scr_mpi_bcast_kvtree(summary, 0, scr.comm_world);
+    scr_mpi_scatter_kvtree(rank2file, mine, 0, scr.comm_world);
+    /* the cache may hold a stale copy under the same id: replace it */
+    if (scr_filemap_get_dataset(scr.filemap, id)) scr_cache_delete_dataset(id);
+    scr_kvtree* dset = scr_filemap_add_dataset(scr.filemap, id);
+    scr_kvtree_set(dset, "DSETDESC", scr_kvtree_copy(scr_kvtree_get(summary, "DSETDESC")));
+    scr_kvtree_set_kv(scr_kvtree_get_or_create(dset, "REDDESC"), "TYPE", "SINGLE");
+    ok = scr_mpi_all_true(scr_fetch_copy_files(id, mine), scr.comm_world);
+    if (ok) {
+      scr_kvtree_set_kv_int(dset, "FLUSHED", 1);
+      scr_cache_save_filemap();
+    } else {
+      snprintf(reason, len, "files missing or corrupt on the prefix directory");
+      scr_cache_delete_dataset(id);
+    }
+  }
+  scr_kvtree_delete(&mine);
+  scr_kvtree_delete(&rank2file);
+  scr_kvtree_delete(&summary);
+  return ok;
+}
+
+struct scr_fetch_mark_arg {
+  int id;
+  int ok;
+  const char* reason;
+};
+
+static int scr_fetch_mark(scr_kvtree* index, void* arg)
+{
+  struct scr_fetch_mark_arg* a = arg;
+  if (a->ok) scr_index_file_mark_fetched(index, a->id, time(NULL));
+  else scr_index_file_mark_failed(index, a->id, time(NULL), a->reason);
+  return SCR_SUCCESS;
+}
+
+/* collective loop over candidates chosen by rank 0, starting at first */
+static int scr_fetch_from(int first, int fall_back, int* id_out)
+{
+  int candidate = first;
+  *id_out = -1;
+  for (;;) {
+    MPI_Bcast(&candidate, 1, MPI_INT, 0, scr.comm_world);
+    if (candidate < 0) break;
+    char reason[256] = "";
+    double start = scr_log_seconds();
+    int ok = scr_fetch_attempt(candidate, reason, sizeof(reason));
+    if (scr.rank == 0) {
+      scr_kvtree* index = scr_kvtree_new();
+      struct scr_fetch_mark_arg arg = { candidate, ok, reason };
+      scr_index_file_update(scr.prefix, scr_fetch_mark, &arg);
+      scr_index_file_read(scr.prefix, index);
+      const char* name = scr_index_file_get_name(index, candidate);
+      if (ok) {
+        scr_info("restarting from dataset %d (%s) fetched from %s in %.3f s", candidate,
+                 name ? name : "?", scr.prefix, scr_log_seconds() - start);
+      } else {
+        scr_warn("cannot fetch dataset %d (%s) from %s: %s; marked FAILED in the index",
+                 candidate, name ? name : "?", scr.prefix, reason);
+        int older = -1;
+        if (fall_back && scr_index_file_most_recent_checkpoint(index, candidate, &older) == SCR_SUCCESS)
+          candidate = older;
+        else
+          candidate = -1;
+      }
+      scr_kvtree_delete(&index);
+    }
+    if (ok) {
+      *id_out = candidate;
+      break;
+    }
+  }
+  return *id_out >= 0 ? SCR_SUCCESS : SCR_ERR_NOENT;
+}
+
+int scr_fetch_latest(int* id)
+{
+  int first = -1;
+  if (scr.rank == 0) {
+    scr_kvtree* index = scr_kvtree_new();
+    scr_index_file_read(scr.prefix, index);
+    const char* current = scr_index_file_get_current(index);
+    int cur_id = -1;
+    if (current && scr_index_file_get_id_by_name(index, current, &cur_id) == SCR_SUCCESS &&
+        scr_index_file_most_recent_checkpoint(index, cur_id + 1, &first) == SCR_SUCCESS &&
+        first == cur_id) {
+      /* the current dataset is a usable checkpoint */
+    } else if (scr_index_file_most_recent_checkpoint(index, -1, &first) != SCR_SUCCESS) {
+      first = -1;
+    }
+    scr_kvtree_delete(&index);
+  }
+  return scr_fetch_from(first, 1, id);
+}
+
+int scr_fetch_by_name(const char* name, int* id)
+{
+  int first = -1;
+  if (scr.rank == 0) {
+    scr_kvtree* index = scr_kvtree_new();
+    scr_index_file_read(scr.prefix, index);
+    if (scr_index_file_get_id_by_name(index, name, &first) != SCR_SUCCESS) first = -1;
+    scr_kvtree_delete(&index);
+  }
+  return scr_fetch_from(first, 0, id);
+}
+
+int scr_fetch_older(int below, int* id)
+{
+  int first = -1;
+  if (scr.rank == 0) {
+    scr_kvtree* index = scr_kvtree_new();
+    scr_index_file_read(scr.prefix, index);
+    if (scr_index_file_most_recent_checkpoint(index, below, &first) != SCR_SUCCESS) first = -1;
+    scr_kvtree_delete(&index);
+  }
+  return scr_fetch_from(first, 1, id);
+}

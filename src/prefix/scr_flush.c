@@ -1,0 +1,172 @@
+/* scr_flush.c - synchronous flush: every rank copies its own files (CRC32 computed
+ * on the way), rank 0 writes the dataset's summary, rank2file map and index entry. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_io.h"
+#include "scr_path.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_summary_file.h"
+#include "scr_index_file.h"
+#include "scr_flush_file.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_cache.h"
+#include "scr_flush.h"
+
+int scr_flush_is_flushed(int id)
+{
+  long long flushed = 0;
+  scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), "FLUSHED", &flushed);
+  return flushed == 1;
+}
+
+int scr_flush_is_due(int id)
+{
+  scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC");
+  if (!desc || scr_flush_is_flushed(id)) return 0;
+  if (scr_dataset_is_output(desc)) return 1;
+  long long ckpt = 0;
+  scr_kvtree_get_int(desc, "CKPT", &ckpt);
+  return scr.flush > 0 && ckpt % scr.flush == 0;
+}
+
+/* copy this rank's files; fills rank2file RANK/<rank>/... ; returns 1 on success */
+static int scr_flush_copy_files(int id, scr_kvtree* rank2file)
+{
+  int ok = 1;
+  scr_kvtree* mine = scr_kvtree_add_kv_int(rank2file, "RANK", scr.rank);
+  scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
+  scr_kvtree_set_kv_int(mine, "FILES", scr_kvtree_size(files));
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(files); e && ok; e = scr_kvtree_next(e)) {
+    const char* src = scr_kvtree_elem_key(e);
+    scr_kvtree* meta = scr_kvtree_elem_tree(e);
+    const char* relpath = scr_kvtree_get_val(meta, "RELPATH");
+    char* dst = relpath ? scr_path_join(scr.prefix, relpath) : NULL;
+    uint32_t crc = 0;
+    uint64_t size = 0, want = 0;
+    int rc;
+    if (!dst) { ok = 0; break; }
+    if (strcmp(src, dst) == 0) {
+      /* cache bypass: the file already is where it belongs */
+      rc = scr.crc_on_flush ? scr_io_crc32_file(src, &crc, &size) : scr_io_file_size(src, &size);
+    } else {
+      rc = scr_io_copy_file(src, dst, 0755, &crc, &size);
+    }
+    scr_kvtree_get_uint64(meta, "SIZE", &want);
+    if (rc != SCR_SUCCESS) {
+      scr_err("flush of dataset %d: copying %s to %s failed: %s", id, src, dst,
+              scr_error_string(rc));
+      ok = 0;
+    } else if (size != want) {
+      scr_err("flush of dataset %d: %s has %llu bytes, %llu were recorded when the dataset "
+              "completed: the cached copy changed after SCR_Complete_output", id, src,
+              (unsigned long long) size, (unsigned long long) want);
+      ok = 0;
+    }
+    const char* recorded = scr_kvtree_get_val(meta, "CRC");
+    if (ok && recorded && scr.crc_on_flush && strtoul(recorded, NULL, 16) != crc) {
+      scr_err("flush of dataset %d: CRC32 of cached file %s is 0x%08x, 0x%s was recorded: "
+              "the cached copy is corrupt", id, src, crc, recorded + 2);
+      ok = 0;
+    }
+    if (ok) {
+      scr_kvtree* f = scr_kvtree_add_kv(mine, "FILE", relpath);
+      scr_kvtree_set_kv_uint64(f, "SIZE", size);
+      if (scr.crc_on_flush) {
+        scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
+        scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+      }
+    }
+    free(dst);
+  }
+  return ok;
+}
+
+/* rank 0: everything that describes the dataset on the prefix directory */
+struct scr_flush_index_arg {
+  int id;
+  const scr_kvtree* desc;
+};
+
+static int scr_flush_add_to_index(scr_kvtree* index, void* arg)
+{
+  struct scr_flush_index_arg* a = arg;
+  const char* name = scr_dataset_get_name(a->desc);
+  scr_index_file_add(index, a->id, name, a->desc, 1);
+  scr_index_file_set_flushed(index, a->id, time(NULL));
+  if (scr_dataset_is_checkpoint(a->desc)) scr_index_file_set_current(index, name);
+  return SCR_SUCCESS;
+}
+
+static int scr_flush_write_metadata(int id, const scr_kvtree* desc, const scr_kvtree* rank2file)
+{
+  int rc = scr_rank2file_write(scr.prefix, id, rank2file);
+  if (rc == SCR_SUCCESS) rc = scr_summary_file_write(scr.prefix, id, desc, scr.ranks);
+  if (rc == SCR_SUCCESS) {
+    struct scr_flush_index_arg arg = { id, desc };
+    rc = scr_index_file_update(scr.prefix, scr_flush_add_to_index, &arg);
+  }
+  if (rc == SCR_SUCCESS)
+    rc = scr_flush_file_set_location(scr.prefix, id, scr_dataset_get_name(desc), SCR_FLUSH_FILE_PFS);
+  if (rc != SCR_SUCCESS)
+    scr_err("flush of dataset %d: cannot write its metadata under %s: %s", id, scr.prefix_scr,
+            scr_error_string(rc));
+  return rc;
+}
+
+int scr_flush_dataset(int id)
+{
+  double start = scr_log_seconds();
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
+  int rc = SCR_SUCCESS;
+
+  /* rank 0 prepares the dataset directory; the flush file says FLUSHING so a
+   * crash in the middle is recognisable */
+  if (scr.rank == 0) {
+    char* dir = scr_summary_dataset_dir(scr.prefix, id);
+    rc = dir ? scr_io_mkdir_p(dir, 0755) : SCR_ERR_NOMEM;
+    if (rc != SCR_SUCCESS) scr_err("cannot create %s: %s", dir ? dir : "", strerror(errno));
+    else scr_flush_file_set_location(scr.prefix, id, scr_dataset_get_name(desc),
+                                     SCR_FLUSH_FILE_FLUSHING);
+    free(dir);
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
+  if (rc != SCR_SUCCESS) return rc;
+
+  scr_kvtree* rank2file = scr_kvtree_new();
+  int ok = scr_mpi_all_true(scr_flush_copy_files(id, rank2file), scr.comm_world);
+  scr_kvtree* all = scr_kvtree_new();
+  if (ok) scr_mpi_gather_kvtree(rank2file, all, 0, scr.comm_world);
+  if (ok && scr.rank == 0) {
+    scr_kvtree_set_kv_int(all, "RANKS", scr.ranks);
+    rc = scr_flush_write_metadata(id, desc, all);
+  }
+  if (!ok && scr.rank == 0) {
+    scr_flush_file_set_location(scr.prefix, id, scr_dataset_get_name(desc), SCR_FLUSH_FILE_CACHE);
+    rc = SCR_ERR_IO;
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
+  scr_kvtree_delete(&all);
+  scr_kvtree_delete(&rank2file);
+
+  if (rc == SCR_SUCCESS) {
+    scr_kvtree_set_kv_int(dset, "FLUSHED", 1);
+    scr_cache_save_filemap();
+    if (scr.rank == 0)
+      scr_dbg(1, "flushed dataset %d (%s) to %s in %.3f s", id, scr_dataset_get_name(desc),
+              scr.prefix, scr_log_seconds() - start);
+  } else if (scr.rank == 0) {
+    scr_err("dataset %d (%s) was not flushed to %s; it stays in cache", id,
+            scr_dataset_get_name(desc), scr.prefix);
+  }
+  return rc;
+}

@@ -1,0 +1,80 @@
+/* scr_globals.h - the state of the library in one process: communicators,
+ * configuration read at SCR_Init, directories and the dataset in progress. */
+#ifndef SCR_GLOBALS_H
+#define SCR_GLOBALS_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include "scr_kvtree.h"
+
+struct scr_state {
+  int initialized;       /* SCR_Init done and SCR_Finalize not yet */
+  int enabled;           /* SCR_ENABLE: 0 turns every call into a pass-through */
+
+  /* communicators: duplicates so our traffic never matches the application's */
+  MPI_Comm comm_world;
+  MPI_Comm comm_node;    /* ranks on the same host name */
+  int rank, ranks;
+  int node_rank, node_ranks;
+  char hostname[256];
+
+  /* identity and directories (absolute, normalised) */
+  char* user;
+  char* job_id;
+  char* job_name;
+  char* prefix;          /* SCR_PREFIX: where datasets are flushed */
+  char* prefix_scr;      /* <prefix>/.scr */
+  char* cntl_dir;        /* <cntl_base>/<user>/scr.<jobid> */
+  char* cache_dir;       /* <cache_base>/<user>/scr.<jobid> */
+
+  /* parameters */
+  int debug;
+  int cache_bypass;
+  long long cache_size;  /* datasets kept in cache */
+  long long flush;       /* flush every N checkpoints; 0 never */
+  int fetch;
+  int crc_on_flush;
+  int crc_on_copy;
+  long long checkpoint_interval;
+  long long checkpoint_seconds;
+  double checkpoint_overhead;
+  long long halt_seconds;
+  int halt_exit;
+  int halt_enabled;
+  int flush_on_restart;
+  uint64_t file_buf_size;
+  char* copy_type;
+
+  /* dataset ids count up across runs */
+  int dataset_id;        /* last id handed out */
+  int checkpoint_id;     /* last checkpoint number */
+
+  /* the per-rank filemap: what this rank has in cache */
+  scr_kvtree* filemap;
+  char* filemap_file;
+
+  /* dataset in progress between Start_output and Complete_output */
+  int in_output;
+  int output_id;
+  int output_flags;
+  char* output_name;
+  double output_start_time;
+
+  /* restart state */
+  int restart_id;        /* dataset to restart from, -1 if none */
+  char* restart_name;
+  int in_restart;
+
+  /* halt */
+  int should_exit;
+
+  /* timing for SCR_Need_checkpoint */
+  int need_checkpoint_calls;
+  double time_init;
+  double time_last_checkpoint_end;
+  double time_in_checkpoints;
+};
+
+extern struct scr_state scr;
+
+#endif

@@ -1,0 +1,198 @@
+/* scr_setup.c - read the configuration once on rank 0, broadcast it, and derive
+ * every setting and directory the library uses from it. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_config.h"
+#include "scr_param.h"
+#include "scr_path.h"
+#include "scr_io.h"
+#include "scr_env.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_setup.h"
+
+int scr_setup_app_config_error = 0;
+
+/* prefix used to find the user config file: $SCR_PREFIX, the system file's, or cwd */
+static char* scr_setup_config_prefix(const scr_kvtree* system)
+{
+  const char* p = getenv("SCR_PREFIX");
+  if (!p || !*p) p = scr_kvtree_get_val(system, "SCR_PREFIX");
+  if (!p || !*p) p = ".";
+  return scr_path_absolute(p);
+}
+
+/* rank 0: parse system and user files; errbuf gets the one-line reason */
+static int scr_setup_read_files(scr_kvtree* system, scr_kvtree* user, char* errbuf, size_t len)
+{
+  int rc = scr_config_read_file(SCR_CONFIG_FILE, system, errbuf, len);
+  if (rc == SCR_ERR_NOENT) rc = SCR_SUCCESS;
+  if (rc != SCR_SUCCESS) return rc;
+
+  rc = scr_param_check_environment(errbuf, len);
+  if (rc != SCR_SUCCESS) return rc;
+
+  char* path = NULL;
+  const char* conf = getenv("SCR_CONF_FILE");
+  if (conf && *conf) {
+    path = strdup(conf);
+    rc = scr_config_read_file(path, user, errbuf, len);
+    if (rc == SCR_ERR_NOENT) {
+      snprintf(errbuf, len, "SCR_CONF_FILE names %s, which does not exist", path);
+      rc = SCR_ERR_CONFIG;
+    }
+  } else {
+    char* prefix = scr_setup_config_prefix(system);
+    path = scr_path_join(prefix, ".scrconf");
+    free(prefix);
+    rc = scr_config_read_file(path, user, errbuf, len);
+    if (rc == SCR_ERR_NOENT) rc = SCR_SUCCESS;
+  }
+  free(path);
+  return rc;
+}
+
+static char* scr_setup_string(const char* name, const char* fallback)
+{
+  const char* v = scr_param_get(name);
+  if (!v || !*v) v = fallback;
+  return v ? strdup(v) : NULL;
+}
+
+static long long scr_setup_int(const char* name, long long fallback, int* rc)
+{
+  long long v = fallback;
+  int r = scr_param_get_int(name, &v);
+  if (r == SCR_ERR_CONFIG) *rc = r;
+  return r == SCR_SUCCESS ? v : fallback;
+}
+
+static int scr_setup_bool(const char* name, int fallback, int* rc)
+{
+  int v = fallback;
+  int r = scr_param_get_bool(name, &v);
+  if (r == SCR_ERR_CONFIG) *rc = r;
+  return r == SCR_SUCCESS ? v : fallback;
+}
+
+/* every rank: parameters into the global state */
+static int scr_setup_params(void)
+{
+  int rc = SCR_SUCCESS;
+  scr.enabled = scr_setup_bool("SCR_ENABLE", 1, &rc);
+  scr.debug = (int) scr_setup_int("SCR_DEBUG", 0, &rc);
+  scr_log_debug_level = scr.debug;
+  scr.cache_bypass = scr_setup_bool("SCR_CACHE_BYPASS", 0, &rc);
+  scr.cache_size = scr_setup_int("SCR_CACHE_SIZE", 1, &rc);
+  scr.flush = scr_setup_int("SCR_FLUSH", 10, &rc);
+  scr.fetch = scr_setup_bool("SCR_FETCH", 1, &rc);
+  scr.crc_on_flush = scr_setup_bool("SCR_CRC_ON_FLUSH", 1, &rc);
+  scr.crc_on_copy = scr_setup_bool("SCR_CRC_ON_COPY", 0, &rc);
+  scr.checkpoint_interval = scr_setup_int("SCR_CHECKPOINT_INTERVAL", 0, &rc);
+  scr.checkpoint_seconds = scr_setup_int("SCR_CHECKPOINT_SECONDS", 0, &rc);
+  scr.checkpoint_overhead = 0.0;
+  if (scr_param_get_double("SCR_CHECKPOINT_OVERHEAD", &scr.checkpoint_overhead) == SCR_ERR_CONFIG)
+    rc = SCR_ERR_CONFIG;
+  scr.halt_seconds = scr_setup_int("SCR_HALT_SECONDS", 0, &rc);
+  scr.halt_exit = scr_setup_bool("SCR_HALT_EXIT", 0, &rc);
+  scr.halt_enabled = scr_setup_bool("SCR_HALT_ENABLED", 1, &rc);
+  scr.flush_on_restart = scr_setup_bool("SCR_FLUSH_ON_RESTART", 0, &rc);
+  unsigned long long buf = 1024 * 1024;
+  if (scr_param_get_bytes("SCR_FILE_BUF_SIZE", &buf) == SCR_ERR_CONFIG) rc = SCR_ERR_CONFIG;
+  scr.file_buf_size = buf ? buf : 1024 * 1024;
+  scr.copy_type = scr_setup_string("SCR_COPY_TYPE", "SINGLE");
+  if (scr.cache_size < 1) {
+    if (scr.rank == 0)
+      scr_err("SCR_CACHE_SIZE=%lld (%s): the cache must hold at least one dataset",
+              scr.cache_size, scr_param_origin("SCR_CACHE_SIZE"));
+    rc = SCR_ERR_CONFIG;
+  }
+  if (strcmp(scr.copy_type, "SINGLE") != 0) {
+    if (scr.rank == 0)
+      scr_warn("SCR_COPY_TYPE=%s (%s) is not available yet; using SINGLE", scr.copy_type,
+               scr_param_origin("SCR_COPY_TYPE"));
+    free(scr.copy_type);
+    scr.copy_type = strdup("SINGLE");
+  }
+
+  char* prefix = scr_setup_string("SCR_PREFIX", ".");
+  scr.prefix = scr_path_absolute(prefix);
+  free(prefix);
+  scr.prefix_scr = scr_path_join(scr.prefix, ".scr");
+  scr.user = scr_env_user();
+  scr.job_id = scr_env_job_id();
+  if (!scr.job_id) scr.job_id = scr_env_default_job_id(scr.prefix);
+  scr.job_name = scr_setup_string("SCR_JOB_NAME", NULL);
+
+  char* cntl_base = scr_setup_string("SCR_CNTL_BASE", "/dev/shm");
+  char* cache_base = scr_setup_string("SCR_CACHE_BASE", "/dev/shm");
+  if (asprintf(&scr.cntl_dir, "%s/%s/scr.%s", cntl_base, scr.user, scr.job_id) < 0 ||
+      asprintf(&scr.cache_dir, "%s/%s/scr.%s", cache_base, scr.user, scr.job_id) < 0)
+    rc = SCR_ERR_NOMEM;
+  free(cntl_base);
+  free(cache_base);
+  return rc;
+}
+
+int scr_setup_config(void)
+{
+  scr_kvtree* system = scr_kvtree_new();
+  scr_kvtree* user = scr_kvtree_new();
+  char errbuf[1024] = "";
+  int rc = SCR_SUCCESS;
+
+  if (scr.rank == 0) {
+    rc = scr_setup_read_files(system, user, errbuf, sizeof(errbuf));
+    if (rc != SCR_SUCCESS) scr_err("%s", errbuf[0] ? errbuf : scr_error_string(rc));
+    else if (scr_setup_app_config_error) rc = SCR_ERR_CONFIG;
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
+  if (rc == SCR_SUCCESS) {
+    scr_mpi_bcast_kvtree(system, 0, scr.comm_world);
+    scr_mpi_bcast_kvtree(user, 0, scr.comm_world);
+    rc = scr_param_init(user, scr_param_app_tree(), system);
+  }
+  scr_kvtree_delete(&system);
+  scr_kvtree_delete(&user);
+  if (rc == SCR_SUCCESS) rc = scr_setup_params();
+  if (rc == SCR_SUCCESS && scr.rank == 0) scr_param_report_ineffective();
+  return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_CONFIG;
+}
+
+int scr_setup_directories(void)
+{
+  int rc = scr_io_mkdir_private(scr.cntl_dir);
+  if (rc == SCR_SUCCESS) rc = scr_io_mkdir_private(scr.cache_dir);
+  if (rc != SCR_SUCCESS)
+    scr_err("cannot use the control directory %s or cache directory %s: set SCR_CNTL_BASE "
+            "and SCR_CACHE_BASE to directories you own", scr.cntl_dir, scr.cache_dir);
+  if (rc == SCR_SUCCESS && scr.rank == 0) {
+    if (scr_io_mkdir_p(scr.prefix_scr, 0755) != SCR_SUCCESS) {
+      scr_err("cannot create %s (%s): check SCR_PREFIX=%s", scr.prefix_scr, strerror(errno),
+              scr.prefix);
+      rc = SCR_ERR_IO;
+    }
+  }
+  return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_IO;
+}
+
+void scr_setup_finalize(void)
+{
+  free(scr.user);
+  free(scr.job_id);
+  free(scr.job_name);
+  free(scr.prefix);
+  free(scr.prefix_scr);
+  free(scr.cntl_dir);
+  free(scr.cache_dir);
+  free(scr.copy_type);
+  scr.user = scr.job_id = scr.job_name = scr.prefix = scr.prefix_scr = NULL;
+  scr.cntl_dir = scr.cache_dir = scr.copy_type = NULL;
+  scr_param_finalize();
+}

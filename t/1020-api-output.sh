@@ -1,0 +1,25 @@
+#!/bin/sh
+# Output datasets always reach the prefix directory, whatever SCR_FLUSH says,
+# and keep their paths relative to the prefix.
+. "$top_srcdir/t/test-lib.sh"
+
+test_expect_success 'output datasets are flushed with SCR_FLUSH=0' "
+  SCR_FLUSH=0 scr_app 2 --steps 4 --output-every 2 --bytes 8192 >out 2>err &&
+  expect_grep 'output: out.2' out && expect_grep 'output: out.4' out &&
+  for s in 2 4; do for r in 0 1; do
+    '$APP' --check '$PREFIX/out.'\$s/rank_\$r.dat \$s \$r 8192 || exit 1
+  done; done
+"
+
+test_expect_success 'checkpoints were not flushed (SCR_FLUSH=0), outputs are indexed' "
+  test ! -e '$PREFIX/ckpt.4' &&
+  scr_index --prefix '$PREFIX' --list >list && expect_grep 'out.4' list
+"
+
+test_expect_success 'SCR_Finalize flushes the newest checkpoint when flushing is on' "
+  rm -rf '$PREFIX'/* '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' &&
+  SCR_FLUSH=10 scr_app 2 --steps 3 --bytes 8192 >out 2>err &&
+  check_pfs_file 3 0 8192 && check_pfs_file 3 1 8192 && test ! -e '$PREFIX/ckpt.2'
+"
+
+test_done
