@@ -4,7 +4,7 @@
 
 test_expect_success 'scr_halt --checkpoints 2: the job exits after its second checkpoint' "
   scr_halt --checkpoints 2 '$PREFIX' &&
-  SCR_FLUSH=0 scr_app 2 --steps 10 --until-exit --bytes 1024 >out 2>err &&
+  SCR_FLUSH=10 scr_app 2 --steps 10 --until-exit --bytes 1024 >out 2>err &&
   expect_grep 'halted after step 2' out && ! grep -q 'checkpoint: ckpt.3' out
 "
 

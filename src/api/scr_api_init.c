@@ -17,6 +17,7 @@
 #include "scr_flush.h"
 #include "scr_halt.h"
 #include "scr_restart.h"
+#include "scr_event_log.h"
 #include "scr_api.h"
 
 struct scr_state scr = { .restart_id = -1 };
@@ -63,6 +64,8 @@ int SCR_Init(void)
   MPI_Comm_size(scr.comm_node, &scr.node_ranks);
 
   if (scr_setup_directories() != SCR_SUCCESS) scr_init_fail();
+  scr_event_log_init();
+  scr_event_log("INIT", "ranks=%d prefix=%s", scr.ranks, scr.prefix);
   scr_cache_load_filemap();
   scr_cache_start_reaper();
   scr_restart_init_counters();
@@ -96,6 +99,7 @@ int SCR_Finalize(void)
     int latest = scr_api_latest_checkpoint();
     if (latest >= 0 && scr.flush > 0 && !scr_flush_is_flushed(latest))
       if (scr_flush_dataset(latest) != SCR_SUCCESS) rc = SCR_FAILURE;
+    scr_event_log("FINALIZE", "datasets=%d checkpoints=%d", scr.dataset_id, scr.checkpoint_id);
     scr_cache_stop_reaper();
     scr_kvtree_delete(&scr.filemap);
     free(scr.filemap_file);
@@ -114,17 +118,14 @@ int SCR_Finalize(void)
 const char* SCR_Config(const char* config)
 {
   if (!config) return NULL;
-  if (strchr(config, '=') == NULL) {
-    /* a query: "KEY" */
-    char* key = strdup(config);
-    char* end = key + strlen(key);
-    while (end > key && (end[-1] == ' ' || end[-1] == '\t')) *--end = '\0';
-    char* start = key;
-    while (*start == ' ' || *start == '\t') start++;
-    char* value = scr_param_app_query(start);
-    free(key);
-    return value;
-  }
+  /* a query names a key ("KEY") or one descriptor attribute ("CKPT=0 TYPE"):
+   * its last word has no '=' */
+  const char* end = config + strlen(config);
+  while (end > config && (end[-1] == ' ' || end[-1] == '\t')) end--;
+  const char* last = end;
+  while (last > config && last[-1] != ' ' && last[-1] != '\t') last--;
+  if (last < end && memchr(last, '=', (size_t) (end - last)) == NULL)
+    return scr_param_app_query(config);
   if (scr.initialized) {
     scr_err("SCR_Config(\"%s\") after SCR_Init has no effect: call SCR_Config before SCR_Init",
             config);

@@ -15,6 +15,7 @@
 #include "scr_cache.h"
 #include "scr_flush.h"
 #include "scr_halt.h"
+#include "scr_event_log.h"
 #include "scr_api.h"
 
 int scr_api_check_ready(const char* function)
@@ -251,6 +252,9 @@ int SCR_Complete_output(int valid)
   int flags = scr.output_flags;
   double seconds = scr_log_seconds() - scr.output_start_time;
   scr_complete_report(id, totals[0], totals[1], seconds);
+  scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_COMPLETE" : "OUTPUT_COMPLETE",
+                "dset=%d name=%s files=%llu bytes=%llu seconds=%.3f", id, scr.output_name,
+                (unsigned long long) totals[0], (unsigned long long) totals[1], seconds);
   free(scr.output_name);
   scr.output_name = NULL;
   scr.in_output = 0;
@@ -267,6 +271,7 @@ int SCR_Complete_output(int valid)
       if (!scr_flush_is_flushed(id) && scr.flush > 0) scr_flush_dataset(id);
       if (scr.halt_exit) {
         if (scr.rank == 0) scr_info("exiting after checkpoint %d (SCR_HALT_EXIT=1)", id);
+        scr_event_log("HALT_EXIT", "dset=%d", id);
         SCR_Finalize();
         MPI_Finalize();
         exit(0);

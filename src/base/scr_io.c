@@ -145,18 +145,37 @@ int scr_io_mkdir_p(const char* path, mode_t mode)
 
 int scr_io_mkdir_private(const char* path)
 {
+  if (path == NULL || *path == '\0') {
+    scr_err("cannot create a private directory with an empty name");
+    return SCR_ERR_INVALID;
+  }
+  /* parents first, so that an existing final component that is a file or a
+   * symlink is reported as a security problem rather than a mkdir failure */
+  char* parent = scr_path_dirname(path);
+  if (parent == NULL) return SCR_ERR_NOMEM;
   int created = 0;
-  int rc = scr_io_mkdir_components(path, 0700, &created);
+  int rc = strcmp(parent, path) == 0 ? SCR_SUCCESS : scr_io_mkdir_components(parent, 0700, &created);
+  free(parent);
   if (rc != SCR_SUCCESS) return rc;
+  created = 0;
+  if (mkdir(path, 0700) == 0) {
+    created = 1;
+  } else if (errno != EEXIST) {
+    int saved_errno = errno;
+    scr_err("cannot create directory %s: %s", path, strerror(saved_errno));
+    errno = saved_errno;
+    return SCR_ERR_IO;
+  }
 
   /* O_NOFOLLOW|O_DIRECTORY checks the final component itself, and fstat on the
    * descriptor cannot be raced by someone swapping the name afterwards */
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     int saved_errno = errno;
-    if (saved_errno == ELOOP || saved_errno == ENOTDIR) {
-      scr_err("refusing %s: it is %s, not a private directory; remove it and try again",
-              path, saved_errno == ELOOP ? "a symbolic link" : "not a directory");
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && !S_ISDIR(lst.st_mode)) {
+      scr_err("refusing %s as a private directory: %s; remove it and try again", path,
+              S_ISLNK(lst.st_mode) ? "it is a symbolic link" : "it exists and is not a directory");
       errno = saved_errno;
       return SCR_ERR_SECURITY;
     }

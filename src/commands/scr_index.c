@@ -220,8 +220,10 @@ static int scr_index_modify_current(scr_kvtree* index, void* arg)
   if (rc == SCR_ERR_NOENT) {
     scr_err("no dataset named '%s' in %s: see scr_index --list", target->name, target->path);
   } else if (rc != SCR_SUCCESS) {
-    scr_err("dataset '%s' in %s is not a complete checkpoint: a restart needs one", target->name,
-            target->path);
+    int id = -1;
+    scr_index_file_get_id_by_name(index, target->name, &id);
+    scr_err("dataset '%s' in %s is %s: a restart needs a complete checkpoint", target->name, target->path,
+            scr_index_file_is_checkpoint(index, id) ? "an incomplete checkpoint" : "not a checkpoint");
   }
   return rc;
 }

@@ -224,7 +224,7 @@ static int line_split(config_ctx* ctx, const char* text, config_line* line)
     }
 
     char* value = NULL;
-    char what[160];
+    char what[300];
     if (line->count) snprintf(what, sizeof(what), "%s: attribute %s", label, key);
     else snprintf(what, sizeof(what), "%s", key);
     int rc = value_scan(ctx, what, spaced, &p, &value);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include "scr_kvtree.h"
+#include "scr_param_table.h"
 
 /* Layers as parsed by scr_config_read_file / scr_config_parse_string
  * (see scr_config.h for the tree layout). Any may be NULL. The param module
@@ -47,5 +48,28 @@ const scr_kvtree* scr_param_app_tree(void);
 /* check every SCR_* environment variable that names a known parameter parses
  * as its type; SCR_ERR_CONFIG with message "environment variable KEY: ..." */
 int scr_param_check_environment(char* errbuf, size_t errlen);
+
+/* print one scr_warn line per parameter, descriptor kind or descriptor
+ * attribute that some layer (environment included) sets but that this
+ * implementation ignores; call once, on rank 0, after scr_param_init */
+void scr_param_report_ineffective(void);
+
+/* the parameter table, for --help listings and tests: entries 0 .. size-1
+ * in scrconf(5) order (scr_param_def is described in scr_param_table.h) */
+int scr_param_count(void);
+const scr_param_def* scr_param_at(int index);
+
+/* "FILE:LINE" or "SCR_Config" of the descriptor NAME=VALUE that
+ * scr_param_get_descriptors returned, or NULL; for messages */
+const char* scr_param_descriptor_origin(const char* name, const char* value);
+
+/* find and parse the configuration files as SCR does: the system file
+ * (--with-scr-config-file) into system, and into user $SCR_CONF_FILE, else
+ * $SCR_PREFIX/.scrconf, else ./.scrconf, taking SCR_CONF_FILE and SCR_PREFIX
+ * from the environment or SCR_Config (SCR_PREFIX also from the system file
+ * when system is given). Missing files are fine, except one
+ * named by SCR_CONF_FILE. Either tree may be NULL to skip that file. On
+ * error errbuf holds the one-line message. Rank 0 calls this and broadcasts. */
+int scr_param_read_files(scr_kvtree* user, scr_kvtree* system, char* errbuf, size_t errlen);
 
 #endif

@@ -17,6 +17,7 @@
 #include "scr_globals.h"
 #include "scr_mpi.h"
 #include "scr_cache.h"
+#include "scr_event_log.h"
 #include "scr_fetch.h"
 
 /* copy this rank's files of dataset id; returns 1 if every file arrived intact */
@@ -150,6 +151,8 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
       scr_index_file_update(scr.prefix, scr_fetch_mark, &arg);
       scr_index_file_read(scr.prefix, index);
       const char* name = scr_index_file_get_name(index, candidate);
+      scr_event_log(ok ? "FETCH_COMPLETE" : "FETCH_FAILED", "dset=%d name=%s%s%s", candidate,
+                    name ? name : "?", ok ? "" : " reason=", ok ? "" : reason);
       if (ok) {
         scr_info("restarting from dataset %d (%s) fetched from %s in %.3f s", candidate,
                  name ? name : "?", scr.prefix, scr_log_seconds() - start);

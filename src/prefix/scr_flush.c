@@ -18,6 +18,7 @@
 #include "scr_globals.h"
 #include "scr_mpi.h"
 #include "scr_cache.h"
+#include "scr_event_log.h"
 #include "scr_flush.h"
 
 int scr_flush_is_flushed(int id)
@@ -161,9 +162,12 @@ int scr_flush_dataset(int id)
   if (rc == SCR_SUCCESS) {
     scr_kvtree_set_kv_int(dset, "FLUSHED", 1);
     scr_cache_save_filemap();
+    double seconds = scr_log_seconds() - start;
     if (scr.rank == 0)
       scr_dbg(1, "flushed dataset %d (%s) to %s in %.3f s", id, scr_dataset_get_name(desc),
-              scr.prefix, scr_log_seconds() - start);
+              scr.prefix, seconds);
+    scr_event_log("FLUSH_COMPLETE", "dset=%d name=%s seconds=%.3f", id,
+                  scr_dataset_get_name(desc), seconds);
   } else if (scr.rank == 0) {
     scr_err("dataset %d (%s) was not flushed to %s; it stays in cache", id,
             scr_dataset_get_name(desc), scr.prefix);

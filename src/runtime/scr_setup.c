@@ -19,42 +19,11 @@
 
 int scr_setup_app_config_error = 0;
 
-/* prefix used to find the user config file: $SCR_PREFIX, the system file's, or cwd */
-static char* scr_setup_config_prefix(const scr_kvtree* system)
-{
-  const char* p = getenv("SCR_PREFIX");
-  if (!p || !*p) p = scr_kvtree_get_val(system, "SCR_PREFIX");
-  if (!p || !*p) p = ".";
-  return scr_path_absolute(p);
-}
-
-/* rank 0: parse system and user files; errbuf gets the one-line reason */
+/* rank 0: parse system and user files, check the environment; errbuf gets the reason */
 static int scr_setup_read_files(scr_kvtree* system, scr_kvtree* user, char* errbuf, size_t len)
 {
-  int rc = scr_config_read_file(SCR_CONFIG_FILE, system, errbuf, len);
-  if (rc == SCR_ERR_NOENT) rc = SCR_SUCCESS;
-  if (rc != SCR_SUCCESS) return rc;
-
-  rc = scr_param_check_environment(errbuf, len);
-  if (rc != SCR_SUCCESS) return rc;
-
-  char* path = NULL;
-  const char* conf = getenv("SCR_CONF_FILE");
-  if (conf && *conf) {
-    path = strdup(conf);
-    rc = scr_config_read_file(path, user, errbuf, len);
-    if (rc == SCR_ERR_NOENT) {
-      snprintf(errbuf, len, "SCR_CONF_FILE names %s, which does not exist", path);
-      rc = SCR_ERR_CONFIG;
-    }
-  } else {
-    char* prefix = scr_setup_config_prefix(system);
-    path = scr_path_join(prefix, ".scrconf");
-    free(prefix);
-    rc = scr_config_read_file(path, user, errbuf, len);
-    if (rc == SCR_ERR_NOENT) rc = SCR_SUCCESS;
-  }
-  free(path);
+  int rc = scr_param_read_files(user, system, errbuf, len);
+  if (rc == SCR_SUCCESS) rc = scr_param_check_environment(errbuf, len);
   return rc;
 }
 
@@ -125,8 +94,12 @@ static int scr_setup_params(void)
   scr.prefix = scr_path_absolute(prefix);
   free(prefix);
   scr.prefix_scr = scr_path_join(scr.prefix, ".scr");
-  scr.user = scr_env_user();
-  scr.job_id = scr_env_job_id();
+  /* SCR_USER and SCR_JOB_ID may come from any layer; the environment's own
+   * USER and resource-manager variables come after them */
+  scr.user = scr_setup_string("SCR_USER", NULL);
+  if (!scr.user) scr.user = scr_env_user();
+  scr.job_id = scr_setup_string("SCR_JOB_ID", NULL);
+  if (!scr.job_id) scr.job_id = scr_env_job_id();
   if (!scr.job_id) scr.job_id = scr_env_default_job_id(scr.prefix);
   scr.job_name = scr_setup_string("SCR_JOB_NAME", NULL);
 

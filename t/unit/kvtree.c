@@ -171,6 +171,37 @@ static void test_wide_node(void)
   scr_kvtree_delete(&t);
 }
 
+static void test_index_against_reference(void)
+{
+  /* random inserts and removals over a small key space keep the index crowded,
+   * so probe chains wrap around and removals must shift entries back */
+  enum { KEYS = 300, STEPS = 200000 };
+  char present[KEYS] = {0};
+  scr_kvtree* t = scr_kvtree_new();
+  char key[16];
+  int mismatches = 0;
+  srand(12345);
+  for (int step = 0; step < STEPS; step++) {
+    int k = rand() % KEYS;
+    snprintf(key, sizeof(key), "k%d", k);
+    if (rand() % 2) {
+      scr_kvtree_get_or_create(t, key);
+      present[k] = 1;
+    } else {
+      scr_kvtree_unset(t, key);
+      present[k] = 0;
+    }
+    int probe = rand() % KEYS;
+    snprintf(key, sizeof(key), "k%d", probe);
+    if ((scr_kvtree_get(t, key) != NULL) != present[probe]) mismatches++;
+  }
+  int count = 0;
+  for (int k = 0; k < KEYS; k++) count += present[k];
+  is_int(mismatches, 0, "lookups agree with a reference set under random inserts and removals");
+  is_int(scr_kvtree_size(t), count, "size agrees with the reference set");
+  scr_kvtree_delete(&t);
+}
+
 static scr_kvtree* sample_tree(void)
 {
   scr_kvtree* t = scr_kvtree_new();
@@ -347,6 +378,7 @@ int main(void)
   test_multi_valued();
   test_merge_copy_sort();
   test_wide_node();
+  test_index_against_reference();
   test_unpack_hostile();
   test_files();
   test_print();

@@ -1,0 +1,58 @@
+/* scr_event_log.c - append-only text log and syslog of checkpoint events.
+ * Appending with O_APPEND keeps lines whole when several jobs share a prefix. */
+#include "config.h"
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+#include "scr_error.h"
+#include "scr_param.h"
+#include "scr_path.h"
+#include "scr_globals.h"
+#include "scr_event_log.h"
+
+static int scr_event_log_txt = 0;
+static int scr_event_log_syslog = 0;
+
+void scr_event_log_init(void)
+{
+  int enable = 0, txt = 1, sys = 0;
+  scr_param_get_bool("SCR_LOG_ENABLE", &enable);
+  scr_param_get_bool("SCR_LOG_TXT_ENABLE", &txt);
+  scr_param_get_bool("SCR_LOG_SYSLOG_ENABLE", &sys);
+  scr_event_log_txt = scr.rank == 0 && enable && txt;
+  scr_event_log_syslog = scr.rank == 0 && enable && sys;
+}
+
+void scr_event_log(const char* event, const char* fmt, ...)
+{
+  if (!scr_event_log_txt && !scr_event_log_syslog) return;
+  char details[768] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(details, sizeof(details), fmt, ap);
+  va_end(ap);
+
+  if (scr_event_log_syslog)
+    syslog(LOG_INFO, "scr job=%s user=%s event=%s %s", scr.job_id, scr.user, event, details);
+  if (scr_event_log_txt) {
+    char stamp[32], line[1024];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
+    int n = snprintf(line, sizeof(line), "%s job=%s event=%s %s\n", stamp, scr.job_id, event,
+                     details);
+    char* path = scr_path_join(scr.prefix_scr, "log");
+    int fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+    if (fd >= 0) {
+      ssize_t w = write(fd, line, n > 0 && (size_t) n < sizeof(line) ? (size_t) n : strlen(line));
+      (void) w;
+      close(fd);
+    }
+    free(path);
+  }
+}
