@@ -18,6 +18,7 @@
 #include "scr_halt.h"
 #include "scr_restart.h"
 #include "scr_event_log.h"
+#include "scr_reddesc.h"
 #include "scr_api.h"
 
 struct scr_state scr = { .restart_id = -1 };
@@ -66,10 +67,19 @@ int SCR_Init(void)
   if (scr_setup_directories() != SCR_SUCCESS) scr_init_fail();
   scr_event_log_init();
   scr_event_log("INIT", "ranks=%d prefix=%s", scr.ranks, scr.prefix);
+  scr_reddesc_init();
   scr_cache_load_filemap();
   scr_cache_start_reaper();
   scr_restart_init_counters();
-  scr_restart_select(-1);
+  /* SCR_CURRENT (often set with SCR_Configf) names the checkpoint to restart from */
+  const char* current = scr_param_get("SCR_CURRENT");
+  if (current && *current && scr_restart_select_named(current) != SCR_SUCCESS) {
+    if (scr.rank == 0)
+      scr_warn("SCR_CURRENT=%s (%s): no such checkpoint; restarting from the newest instead",
+               current, scr_param_origin("SCR_CURRENT"));
+    current = NULL;
+  }
+  if (!current || !*current) scr_restart_select(-1);
   if (scr.restart_id >= 0 && scr.flush_on_restart && !scr_flush_is_flushed(scr.restart_id))
     scr_flush_dataset(scr.restart_id);
 
@@ -101,6 +111,7 @@ int SCR_Finalize(void)
       if (scr_flush_dataset(latest) != SCR_SUCCESS) rc = SCR_FAILURE;
     scr_event_log("FINALIZE", "datasets=%d checkpoints=%d", scr.dataset_id, scr.checkpoint_id);
     scr_cache_stop_reaper();
+    scr_reddesc_finalize();
     scr_kvtree_delete(&scr.filemap);
     free(scr.filemap_file);
     scr.filemap_file = NULL;

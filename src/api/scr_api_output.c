@@ -16,6 +16,8 @@
 #include "scr_flush.h"
 #include "scr_halt.h"
 #include "scr_event_log.h"
+#include "scr_reddesc.h"
+#include "scr_redundancy.h"
 #include "scr_api.h"
 
 int scr_api_check_ready(const char* function)
@@ -125,7 +127,6 @@ int SCR_Start_output(const char* name, int flags)
   scr_kvtree* dset = scr_filemap_add_dataset(scr.filemap, id);
   scr_kvtree_set(dset, "DSETDESC", scr_dataset_new(id, name, flags, ckpt, scr.user,
                                                    scr.job_name, scr.job_id));
-  scr_kvtree_set_kv(scr_kvtree_get_or_create(dset, "REDDESC"), "TYPE", scr.copy_type);
   scr_filemap_set_file_count(scr.filemap, id, scr.rank, 0);
   int rc = scr_cache_save_filemap();
   if (!scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world)) {
@@ -250,6 +251,11 @@ int SCR_Complete_output(int valid)
   }
 
   int flags = scr.output_flags;
+  long long ckpt = 0;
+  scr_kvtree_get_int(scr_kvtree_get(dset, "DSETDESC"), "CKPT", &ckpt);
+  double redundancy_start = scr_log_seconds();
+  scr_redundancy_apply(id, scr_reddesc_select((int) ckpt, flags));
+  scr_dbg(2, "redundancy of dataset %d took %.3f s", id, scr_log_seconds() - redundancy_start);
   double seconds = scr_log_seconds() - scr.output_start_time;
   scr_complete_report(id, totals[0], totals[1], seconds);
   scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_COMPLETE" : "OUTPUT_COMPLETE",

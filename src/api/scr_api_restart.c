@@ -1,6 +1,7 @@
 /* scr_api_restart.c - reading a restart and managing named datasets:
  * SCR_Have_restart, SCR_Start_restart, SCR_Complete_restart, SCR_Current, SCR_Drop, SCR_Delete. */
 #include "config.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,6 @@
 #include "scr_globals.h"
 #include "scr_mpi.h"
 #include "scr_cache.h"
-#include "scr_fetch.h"
 #include "scr_restart.h"
 #include "scr_api.h"
 
@@ -88,24 +88,6 @@ int SCR_Complete_restart(int valid)
   return SCR_FAILURE;
 }
 
-/* collective: id in cache of the dataset named name, -1 if absent on any rank */
-static int scr_api_find_cached(const char* name)
-{
-  int found = -1;
-  scr_kvtree_elem* e;
-  for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
-    const char* n = scr_dataset_get_name(scr_kvtree_get(scr_kvtree_elem_tree(e), "DSETDESC"));
-    if (n && strcmp(n, name) == 0) found = (int) scr_kvtree_elem_key_int(e);
-  }
-  int ok = scr_mpi_all_true(found >= 0 && scr_cache_check_dataset(found), scr.comm_world);
-  return ok ? found : -1;
-}
-
-static int scr_current_set(scr_kvtree* index, void* arg)
-{
-  return scr_index_file_set_current(index, (const char*) arg);
-}
-
 int SCR_Current(const char* name)
 {
   if (!name || scr_api_check_ready("SCR_Current") != SCR_SUCCESS) return SCR_FAILURE;
@@ -115,18 +97,10 @@ int SCR_Current(const char* name)
             name);
     return SCR_FAILURE;
   }
-  int id = scr_api_find_cached(name);
-  if (id < 0 && scr.fetch) scr_fetch_by_name(name, &id);
-  if (id < 0) {
-    if (scr.rank == 0)
-      scr_err("SCR_Current(\"%s\"): no complete checkpoint of that name in cache or in %s", name,
-              scr.prefix);
+  if (scr_restart_select_named(name) != SCR_SUCCESS) {
+    if (scr.rank == 0) scr_err("SCR_Current(\"%s\") failed: the restart is unchanged", name);
     return SCR_FAILURE;
   }
-  scr.restart_id = id;
-  free(scr.restart_name);
-  scr.restart_name = strdup(name);
-  if (scr.rank == 0) scr_index_file_update(scr.prefix, scr_current_set, (void*) name);
   return SCR_SUCCESS;
 }
 
@@ -151,7 +125,51 @@ int SCR_Drop(const char* name)
   return rc == SCR_SUCCESS ? SCR_SUCCESS : SCR_FAILURE;
 }
 
-/* each rank removes its own files of dataset id from the prefix directory */
+static void scr_delete_files(const scr_kvtree* files)
+{
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(scr_kvtree_get(files, "FILE")); e; e = scr_kvtree_next(e)) {
+    char* path = scr_path_join(scr.prefix, scr_kvtree_elem_key(e));
+    if (path && unlink(path) != 0 && errno != ENOENT)
+      scr_warn("SCR_Delete: cannot remove %s: %s", path, strerror(errno));
+    free(path);
+  }
+}
+
+/* rank 0, once every file is gone: the directories that held them are removed
+ * when that left them empty, up to the prefix directory (as LLNL SCR does) */
+static void scr_delete_empty_dirs(const scr_kvtree* rank2file)
+{
+  scr_kvtree* dirs = scr_kvtree_new();
+  scr_kvtree_elem* r;
+  for (r = scr_kvtree_first(scr_kvtree_get(rank2file, "RANK")); r; r = scr_kvtree_next(r)) {
+    scr_kvtree_elem* f;
+    for (f = scr_kvtree_first(scr_kvtree_get(scr_kvtree_elem_tree(r), "FILE")); f;
+         f = scr_kvtree_next(f)) {
+      char* dir = scr_path_dirname(scr_kvtree_elem_key(f));
+      if (dir && strcmp(dir, ".") != 0) scr_kvtree_add_kv(dirs, "DIR", dir);
+      free(dir);
+    }
+  }
+  scr_kvtree_elem* d;
+  for (d = scr_kvtree_first(scr_kvtree_get(dirs, "DIR")); d; d = scr_kvtree_next(d)) {
+    char* rel = strdup(scr_kvtree_elem_key(d));
+    while (rel && strcmp(rel, ".") != 0) {
+      char* path = scr_path_join(scr.prefix, rel);
+      int gone = path && rmdir(path) == 0;
+      free(path);
+      if (!gone) break;
+      char* up = scr_path_dirname(rel);
+      free(rel);
+      rel = up;
+    }
+    free(rel);
+  }
+  scr_kvtree_delete(&dirs);
+}
+
+/* each rank removes its own files of dataset id from the prefix directory,
+ * rank 0 those of ranks this run does not have */
 static void scr_delete_from_prefix(int id)
 {
   scr_kvtree* rank2file = scr_kvtree_new();
@@ -161,15 +179,16 @@ static void scr_delete_from_prefix(int id)
   MPI_Bcast(&have, 1, MPI_INT, 0, scr.comm_world);
   if (have) {
     scr_mpi_scatter_kvtree(rank2file, mine, 0, scr.comm_world);
-    scr_kvtree_elem* e;
-    for (e = scr_kvtree_first(scr_kvtree_get(mine, "FILE")); e; e = scr_kvtree_next(e)) {
-      char* path = scr_path_join(scr.prefix, scr_kvtree_elem_key(e));
-      if (path) unlink(path);
-      free(path);
+    scr_delete_files(mine);
+    if (scr.rank == 0) {
+      scr_kvtree_elem* r;
+      for (r = scr_kvtree_first(scr_kvtree_get(rank2file, "RANK")); r; r = scr_kvtree_next(r))
+        if (scr_kvtree_elem_key_int(r) >= scr.ranks) scr_delete_files(scr_kvtree_elem_tree(r));
     }
   }
   MPI_Barrier(scr.comm_world);
   if (scr.rank == 0) {
+    if (have) scr_delete_empty_dirs(rank2file);
     char* dir = scr_summary_dataset_dir(scr.prefix, id);
     if (dir) scr_io_remove_tree(dir);
     free(dir);

@@ -9,8 +9,10 @@
 #include "scr_dataset.h"
 #include "scr_index_file.h"
 #include "scr_globals.h"
+#include "scr_mpi.h"
 #include "scr_cache.h"
-#include "scr_cache_restart.h"
+#include "scr_mpi.h"
+#include "scr_redundancy.h"
 #include "scr_fetch.h"
 #include "scr_restart.h"
 
@@ -26,19 +28,99 @@ static void scr_restart_set(int id)
   }
 }
 
+/* collective: newest checkpoint below `below` (-1: no bound) that every rank holds
+ * intact, after rebuilding lost parts; datasets that cannot be restored are
+ * deleted from cache with one line each */
+static int scr_restart_from_cache(int below)
+{
+  for (;;) {
+    int local = scr_filemap_previous_dataset(scr.filemap, below);
+    int candidate = -1;
+    MPI_Allreduce(&local, &candidate, 1, MPI_INT, MPI_MAX, scr.comm_world);
+    if (candidate < 0) return -1;
+    if (scr_redundancy_recover(candidate) != SCR_SUCCESS) {
+      if (scr.rank == 0)
+        scr_warn("dataset %d in cache is incomplete or damaged beyond what its redundancy can "
+                 "rebuild: deleting it", candidate);
+      scr_cache_delete_dataset(candidate);
+    } else {
+      scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, candidate), "DSETDESC");
+      if (scr_dataset_is_checkpoint(desc)) return candidate;
+    }
+    below = candidate;
+  }
+}
+
 int scr_restart_select(int below)
 {
-  int id = -1;
-  scr_cache_select_restart(below, &id);
+  int id = scr_restart_from_cache(below);
   if (id >= 0) {
     if (scr.rank == 0)
-      scr_info("restarting from dataset %d in cache", id);
+      scr_info("restarting from dataset %d (%s) in cache", id,
+               scr_dataset_get_name(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC")));
   } else if (scr.fetch) {
     if (below < 0) scr_fetch_latest(&id);
     else scr_fetch_older(below, &id);
   }
   scr_restart_set(id);
   return id >= 0 ? SCR_SUCCESS : SCR_ERR_NOENT;
+}
+
+/* collective: id of the complete checkpoint called name in cache on every rank, else -1 */
+static int scr_restart_find_cached(const char* name)
+{
+  int found = -1;
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+    scr_kvtree* desc = scr_kvtree_get(scr_kvtree_elem_tree(e), "DSETDESC");
+    const char* n = scr_dataset_get_name(desc);
+    int id = (int) scr_kvtree_elem_key_int(e);
+    if (n && strcmp(n, name) == 0 && scr_dataset_is_checkpoint(desc) && id > found) found = id;
+  }
+  int ok = scr_mpi_all_true(found >= 0 && scr_cache_check_dataset(found), scr.comm_world);
+  return ok ? found : -1;
+}
+
+static int scr_restart_mark_current(scr_kvtree* index, void* arg)
+{
+  return scr_index_file_set_current(index, (const char*) arg);
+}
+
+int scr_restart_select_named(const char* name)
+{
+  int id = scr_restart_find_cached(name);
+  if (id < 0 && scr.fetch) scr_fetch_by_name(name, &id);
+  if (id >= 0) {
+    scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC");
+    if (!scr_dataset_is_checkpoint(desc)) {
+      if (scr.rank == 0)
+        scr_err("dataset '%s' is output, not a checkpoint: it cannot be restarted from", name);
+      scr_cache_delete_dataset(id);
+      return SCR_ERR_INVALID;
+    }
+  }
+  if (id < 0) {
+    if (scr.rank == 0)
+      scr_err("no complete checkpoint named '%s' in cache%s%s", name,
+              scr.fetch ? " or in the index of " : "", scr.fetch ? scr.prefix : "");
+    return SCR_ERR_NOENT;
+  }
+  /* everything cached after the named checkpoint goes, as in LLNL SCR, so that
+   * this run and the next one restart from it rather than from a newer one;
+   * output that never reached the prefix directory is kept */
+  int later = scr_filemap_latest_dataset(scr.filemap);
+  while (later > id) {
+    scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, later);
+    long long flushed = 0;
+    scr_kvtree_get_int(dset, "FLUSHED", &flushed);
+    if (scr_dataset_is_checkpoint(scr_kvtree_get(dset, "DSETDESC")) || flushed)
+      scr_cache_delete_dataset(later);
+    later = scr_filemap_previous_dataset(scr.filemap, later);
+  }
+  /* a new allocation restarts from it too, when it is on the prefix directory */
+  if (scr.rank == 0) scr_index_file_update(scr.prefix, scr_restart_mark_current, (void*) name);
+  scr_restart_set(id);
+  return SCR_SUCCESS;
 }
 
 void scr_restart_init_counters(void)

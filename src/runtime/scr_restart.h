@@ -7,6 +7,11 @@
  * below (-1: no bound) excludes a dataset that failed and everything newer. */
 int scr_restart_select(int below);
 
+/* collective: restart from the complete checkpoint called name, from cache or
+ * else fetched; deletes what is cached after it and marks it current in the
+ * index. Logs why and leaves the restart unchanged when there is none. */
+int scr_restart_select_named(const char* name);
+
 /* collective; records the dataset ids found in cache and index so new ids count up */
 void scr_restart_init_counters(void);
 

@@ -82,13 +82,6 @@ static int scr_setup_params(void)
               scr.cache_size, scr_param_origin("SCR_CACHE_SIZE"));
     rc = SCR_ERR_CONFIG;
   }
-  if (strcmp(scr.copy_type, "SINGLE") != 0) {
-    if (scr.rank == 0)
-      scr_warn("SCR_COPY_TYPE=%s (%s) is not available yet; using SINGLE", scr.copy_type,
-               scr_param_origin("SCR_COPY_TYPE"));
-    free(scr.copy_type);
-    scr.copy_type = strdup("SINGLE");
-  }
 
   char* prefix = scr_setup_string("SCR_PREFIX", ".");
   scr.prefix = scr_path_absolute(prefix);

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "scr.h"
 
@@ -54,18 +57,73 @@ static int check_file(const char* path, int step, int r, size_t bytes)
   return ok;
 }
 
+/* the file name of a rank at a step: the template with {step} and {rank} replaced */
+static void expand_path(char* out, size_t len, const char* tmpl, int step, int r)
+{
+  size_t n = 0;
+  out[0] = '\0';
+  for (const char* p = tmpl; *p && n + 1 < len; ) {
+    int w = 0;
+    if (!strncmp(p, "{step}", 6)) w = snprintf(out + n, len - n, "%d", step), p += 6;
+    else if (!strncmp(p, "{rank}", 6)) w = snprintf(out + n, len - n, "%d", r), p += 6;
+    else out[n++] = *p++, out[n] = '\0';
+    if (w > 0) n += (size_t) w < len - n ? (size_t) w : len - n - 1;
+  }
+}
+
+/* what an application without SCR does: create the parent directories itself */
+static void make_parents(const char* path)
+{
+  char dir[SCR_MAX_FILENAME];
+  snprintf(dir, sizeof(dir), "%s", path);
+  for (char* p = dir + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) perror(dir);
+    *p = '/';
+  }
+}
+
+static void sleep_ms(int ms)
+{
+  if (ms <= 0) return;
+  struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* rank 0 reports the outcome of a dataset-management call */
+static void report(const char* what, const char* name, int rc)
+{
+  if (rank == 0) printf("%s %s: %s\n", what, name, rc == SCR_SUCCESS ? "ok" : "failed");
+}
+
 static void usage(void)
 {
   fprintf(stderr, "usage: scr-test-app [--steps N] [--bytes B] [--crash-after STEP] "
           "[--output-every K] [--until-exit] [--invalid-restart] [--ignore-restart]\n"
-          "       scr-test-app --check FILE STEP RANK BYTES\n");
+          "         [--path TEMPLATE] [--mkdir] [--step-sleep MS] [--ckpt-sleep MS]\n"
+          "         [--config LINE]... [--version] [--current NAME] [--drop NAME]\n"
+          "         [--delete NAME] [--restart-route NAME] [--invalid-step STEP]\n"
+          "         [--crash-during STEP]\n"
+          "       scr-test-app --check FILE STEP RANK BYTES\n"
+          "TEMPLATE names each rank's checkpoint file with {step} and {rank}\n"
+          "(default ckpt.{step}/rank_{rank}.dat); --config calls SCR_Config before SCR_Init\n"
+          "and prints what it returned; --current, --drop and --delete run after SCR_Init,\n"
+          "before the restart, in the order given.\n");
   exit(2);
 }
 
 int main(int argc, char** argv)
 {
   int steps = 3, crash_after = -1, output_every = 0, until_exit = 0, invalid_restart = 0;
-  int ignore_restart = 0;
+  int ignore_restart = 0, make_dirs = 0, step_sleep = 0, ckpt_sleep = 0, print_version = 0;
+  int invalid_step = -1, crash_during = -1;
+  const char* tmpl = "ckpt.{step}/rank_{rank}.dat";
+  const char* restart_route = NULL;
+  const char* configs[32];
+  int nconfigs = 0;
+  const char* manage[32][2];  /* {call, name} pairs */
+  int nmanage = 0;
   size_t bytes = 1 << 16;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--check") && i + 4 < argc)
@@ -78,15 +136,43 @@ int main(int argc, char** argv)
     else if (!strcmp(argv[i], "--until-exit")) until_exit = 1;
     else if (!strcmp(argv[i], "--invalid-restart")) invalid_restart = 1;
     else if (!strcmp(argv[i], "--ignore-restart")) ignore_restart = 1;
+    else if (!strcmp(argv[i], "--path") && i + 1 < argc) tmpl = argv[++i];
+    else if (!strcmp(argv[i], "--mkdir")) make_dirs = 1;
+    else if (!strcmp(argv[i], "--step-sleep") && i + 1 < argc) step_sleep = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--ckpt-sleep") && i + 1 < argc) ckpt_sleep = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--config") && i + 1 < argc && nconfigs < 32)
+      configs[nconfigs++] = argv[++i];
+    else if (!strcmp(argv[i], "--version")) print_version = 1;
+    else if ((!strcmp(argv[i], "--current") || !strcmp(argv[i], "--drop") ||
+              !strcmp(argv[i], "--delete")) && i + 1 < argc && nmanage < 32) {
+      manage[nmanage][0] = argv[i] + 2;
+      manage[nmanage++][1] = argv[++i];
+    }
+    else if (!strcmp(argv[i], "--restart-route") && i + 1 < argc) restart_route = argv[++i];
+    else if (!strcmp(argv[i], "--invalid-step") && i + 1 < argc) invalid_step = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--crash-during") && i + 1 < argc) crash_during = atoi(argv[++i]);
     else usage();
   }
 
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  for (int i = 0; i < nconfigs; i++) {
+    const char* value = SCR_Config(configs[i]);
+    if (rank == 0) printf("config %s: %s\n", configs[i], value ? value : "(null)");
+    free((char*) value);
+  }
   if (SCR_Init() != SCR_SUCCESS) {
     fprintf(stderr, "SCR_Init failed\n");
     MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  if (print_version && rank == 0) printf("version: %s\n", SCR_Get_version());
+  for (int i = 0; i < nmanage; i++) {
+    const char* call = manage[i][0];
+    const char* n = manage[i][1];
+    int rc = !strcmp(call, "current") ? SCR_Current(n)
+           : !strcmp(call, "drop")    ? SCR_Drop(n) : SCR_Delete(n);
+    report(call, n, rc);
   }
 
   int start = 1;
@@ -99,8 +185,12 @@ int main(int argc, char** argv)
     int step = 0;
     SCR_Start_restart(name);
     sscanf(name, "ckpt.%d", &step);
-    snprintf(path, sizeof(path), "ckpt.%d/rank_%d.dat", step, rank);
+    expand_path(path, sizeof(path), tmpl, step, rank);
     int valid = SCR_Route_file(path, file) == SCR_SUCCESS && check_file(file, step, rank, bytes);
+    if (restart_route) {
+      char other[SCR_MAX_FILENAME];
+      report("restart route", restart_route, SCR_Route_file(restart_route, other));
+    }
     if (invalid_restart) valid = 0, invalid_restart = 0;
     if (SCR_Complete_restart(valid) == SCR_SUCCESS) {
       if (rank == 0) printf("restart: %s\n", name);
@@ -115,12 +205,25 @@ int main(int argc, char** argv)
   int step;
   for (step = start; step <= steps; step++) {
     int need = 0;
+    sleep_ms(step_sleep);
     SCR_Need_checkpoint(&need);
     if (need) {
       snprintf(name, sizeof(name), "ckpt.%d", step);
       SCR_Start_output(name, SCR_FLAG_CHECKPOINT);
-      snprintf(path, sizeof(path), "ckpt.%d/rank_%d.dat", step, rank);
-      int valid = SCR_Route_file(path, file) == SCR_SUCCESS && write_file(file, step, bytes);
+      expand_path(path, sizeof(path), tmpl, step, rank);
+      int routed = SCR_Route_file(path, file) == SCR_SUCCESS;
+      if (!routed && rank == 0) printf("route %s: failed\n", path);
+      if (routed && make_dirs) make_parents(file);
+      if (step == crash_during) {
+        /* die with half of the checkpoint written, as a node failure would */
+        if (routed) write_file(file, step, bytes / 2);
+        MPI_Barrier(MPI_COMM_WORLD);
+        fflush(stdout);
+        raise(SIGKILL);
+      }
+      int valid = routed && write_file(file, step, bytes);
+      if (step == invalid_step) valid = 0;
+      sleep_ms(ckpt_sleep);
       if (SCR_Complete_output(valid) == SCR_SUCCESS && rank == 0) printf("checkpoint: %s\n", name);
       if (step == crash_after) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -132,7 +235,9 @@ int main(int argc, char** argv)
       snprintf(name, sizeof(name), "out.%d", step);
       SCR_Start_output(name, SCR_FLAG_OUTPUT);
       snprintf(path, sizeof(path), "out.%d/rank_%d.dat", step, rank);
-      int valid = SCR_Route_file(path, file) == SCR_SUCCESS && write_file(file, step, bytes);
+      int routed = SCR_Route_file(path, file) == SCR_SUCCESS;
+      if (routed && make_dirs) make_parents(file);
+      int valid = routed && write_file(file, step, bytes);
       if (SCR_Complete_output(valid) == SCR_SUCCESS && rank == 0) printf("output: %s\n", name);
     }
     if (until_exit) {

@@ -1,0 +1,266 @@
+/* scr_erasure.c - the erasure-code engine shared by XOR (k = 1, ISA-L xor_gen) and
+ * RS (k >= 1, ISA-L ec_encode_data_update); memory per member is a few pieces. */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include <isa-l/erasure_code.h>
+#include <isa-l/raid.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_erasure.h"
+
+#define SCR_ERASURE_TAG 7301
+
+static uint64_t scr_round_up(uint64_t x, uint64_t to)
+{
+  return (x + to - 1) / to * to;
+}
+
+uint64_t scr_erasure_chunk_size(uint64_t longest, int n, int k)
+{
+  uint64_t chunk = scr_round_up(longest, (uint64_t) (n - k)) / (uint64_t) (n - k);
+  chunk = scr_round_up(chunk, 64);
+  return chunk ? chunk : 64;
+}
+
+int scr_erasure_init(struct scr_erasure* e, MPI_Comm comm, int k, uint64_t chunk, size_t piece)
+{
+  memset(e, 0, sizeof(*e));
+  e->comm = comm;
+  MPI_Comm_size(comm, &e->n);
+  MPI_Comm_rank(comm, &e->me);
+  e->k = k;
+  e->chunk = chunk;
+  e->piece = (size_t) scr_round_up(piece < 64 ? 64 : piece, 64);
+  if (k < 1 || k >= e->n) return SCR_ERR_INVALID;
+  if (k > 1) {
+    e->matrix = malloc((size_t) e->n * (e->n - k));
+    gf_gen_cauchy1_matrix(e->matrix, e->n, e->n - k);
+  }
+  return SCR_SUCCESS;
+}
+
+void scr_erasure_finalize(struct scr_erasure* e)
+{
+  free(e->matrix);
+  e->matrix = NULL;
+}
+
+static unsigned char* scr_erasure_alloc(size_t bytes)
+{
+  void* p = NULL;
+  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return NULL;
+  return p;
+}
+
+static int scr_mod(int a, int n)
+{
+  return ((a % n) + n) % n;
+}
+
+/* row q of the full n x (n-k) code: identity for data positions, Cauchy below */
+static const unsigned char* scr_erasure_row(const struct scr_erasure* e, int q, unsigned char* unit)
+{
+  int d = e->n - e->k;
+  if (q >= e->k) {
+    memset(unit, 0, d);
+    unit[q - e->k] = 1;
+    return unit;
+  }
+  return e->matrix + (size_t) (d + q) * d;
+}
+
+int scr_erasure_encode(struct scr_erasure* e, struct scr_stream* data, struct scr_stream* parity)
+{
+  const int n = e->n, k = e->k, d = n - k;
+  const int left = scr_mod(e->me - 1, n), right = scr_mod(e->me + 1, n);
+  unsigned char* gftbls = NULL;
+  unsigned char* in = scr_erasure_alloc(e->piece * k);
+  unsigned char* out = scr_erasure_alloc(e->piece * k);
+  unsigned char* chunk = scr_erasure_alloc(e->piece);
+  int rc = (in && out && chunk) ? SCR_SUCCESS : SCR_ERR_NOMEM;
+  if (rc == SCR_SUCCESS && k > 1) {
+    gftbls = malloc((size_t) 32 * d * k);
+    ec_init_tables(d, k, e->matrix + (size_t) d * d, gftbls);
+  }
+
+  for (uint64_t off = 0; rc == SCR_SUCCESS && off < e->chunk; off += e->piece) {
+    size_t len = (size_t) (e->chunk - off < e->piece ? e->chunk - off : e->piece);
+    int ok = 1;
+    for (int s = 0; s < n; s++) {
+      int q = k + s;                 /* our position in the stripe handled at this step */
+      unsigned char* send = NULL;
+      int first_row = 0;
+      if (q < n) {
+        /* data position: add our chunk s to the partial parity */
+        if (scr_stream_read(data, (uint64_t) s * e->chunk + off, chunk, len) != SCR_SUCCESS) ok = 0;
+        if (k == 1) {
+          if (s == 0) {
+            memcpy(out, chunk, len);
+          } else {
+            void* v[3] = { in, chunk, out };
+            xor_gen(3, (int) len, v);
+          }
+          send = out;
+        } else {
+          unsigned char* rows[k];
+          if (s == 0) memset(in, 0, len * k);
+          for (int r = 0; r < k; r++) rows[r] = in + (size_t) r * len;
+          ec_encode_data_update((int) len, d, k, s, gftbls, chunk, rows);
+          send = in;
+        }
+      } else {
+        /* parity position p: the partial for this stripe is complete in row p */
+        int p = q - n;
+        if (scr_stream_write(parity, (uint64_t) p * e->chunk + off, in + (size_t) p * len, len) !=
+            SCR_SUCCESS)
+          ok = 0;
+        first_row = p + 1;
+        send = in;
+      }
+      if (s == n - 1) break;
+      int rows = k - first_row;
+      unsigned char* recv = (send == in) ? out : in;
+      MPI_Sendrecv(send + (size_t) first_row * len, (int) (rows * len), MPI_BYTE, right,
+                   SCR_ERASURE_TAG, recv + (size_t) first_row * len, (int) (rows * len), MPI_BYTE,
+                   left, SCR_ERASURE_TAG, e->comm, MPI_STATUS_IGNORE);
+      if (recv != in) {
+        unsigned char* t = in;
+        in = out;
+        out = t;
+      }
+    }
+    if (!ok) rc = SCR_ERR_IO;
+  }
+  free(gftbls);
+  free(chunk);
+  free(out);
+  free(in);
+  return rc;
+}
+
+/* Decode plan of one stripe: which members contribute (in chain order), with
+ * which coefficient per lost row, and which members receive which row. */
+struct scr_stripe_plan {
+  int contributors[256];   /* set indexes, n-k of them */
+  int lost[256];           /* set indexes of lost members, in order */
+  int lost_count;
+  unsigned char* gftbls;   /* 32 * (n-k) * lost_count */
+  int xor_only;
+};
+
+static int scr_erasure_plan(const struct scr_erasure* e, int t, const int* lost,
+                            struct scr_stripe_plan* plan)
+{
+  const int n = e->n, k = e->k, d = n - k;
+  int found = 0;
+  plan->lost_count = 0;
+  for (int i = 0; i < n; i++) {
+    int q = (k + i) % n;            /* chain order: data positions first, parity last */
+    int member = (t + q) % n;
+    if (lost[member]) plan->lost[plan->lost_count++] = member;
+    else if (found < d) plan->contributors[found++] = member;
+  }
+  if (found < d) return SCR_ERR_INVALID;
+  plan->xor_only = (k == 1);
+  plan->gftbls = NULL;
+  if (plan->xor_only || plan->lost_count == 0) return SCR_SUCCESS;
+
+  /* invert the rows of the survivors, then express each lost row through them */
+  unsigned char* m = malloc((size_t) d * d);
+  unsigned char* inv = malloc((size_t) d * d);
+  unsigned char* coef = malloc((size_t) d * plan->lost_count);
+  unsigned char unit[256];
+  for (int i = 0; i < d; i++)
+    memcpy(m + (size_t) i * d, scr_erasure_row(e, scr_mod(plan->contributors[i] - t, n), unit), d);
+  int rc = gf_invert_matrix(m, inv, d) == 0 ? SCR_SUCCESS : SCR_ERR_INVALID;
+  for (int l = 0; rc == SCR_SUCCESS && l < plan->lost_count; l++) {
+    const unsigned char* row = scr_erasure_row(e, scr_mod(plan->lost[l] - t, n), unit);
+    for (int j = 0; j < d; j++) {
+      unsigned char c = 0;
+      for (int i = 0; i < d; i++) c ^= gf_mul(row[i], inv[(size_t) i * d + j]);
+      coef[(size_t) l * d + j] = c;
+    }
+  }
+  if (rc == SCR_SUCCESS) {
+    plan->gftbls = malloc((size_t) 32 * d * plan->lost_count);
+    ec_init_tables(d, plan->lost_count, coef, plan->gftbls);
+  }
+  free(coef);
+  free(inv);
+  free(m);
+  return rc;
+}
+
+/* where member's piece of stripe t lives: its data stream or its parity file */
+static int scr_erasure_access(const struct scr_erasure* e, int t, uint64_t off, size_t len,
+                              struct scr_stream* data, struct scr_stream* parity,
+                              unsigned char* buf, int writing)
+{
+  int q = scr_mod(e->me - t, e->n);
+  struct scr_stream* s = q >= e->k ? data : parity;
+  uint64_t at = (uint64_t) (q >= e->k ? q - e->k : q) * e->chunk + off;
+  return writing ? scr_stream_write(s, at, buf, len) : scr_stream_read(s, at, buf, len);
+}
+
+int scr_erasure_rebuild(struct scr_erasure* e, const int* lost, struct scr_stream* data,
+                        struct scr_stream* parity)
+{
+  const int n = e->n, d = n - e->k;
+  struct scr_stripe_plan* plans = calloc(n, sizeof(*plans));
+  int rc = SCR_SUCCESS;
+  for (int t = 0; t < n && rc == SCR_SUCCESS; t++) rc = scr_erasure_plan(e, t, lost, &plans[t]);
+  unsigned char* acc = scr_erasure_alloc(e->piece * e->k);
+  unsigned char* chunk = scr_erasure_alloc(e->piece);
+  if (!acc || !chunk) rc = SCR_ERR_NOMEM;
+
+  /* every member walks the items (piece, stripe) in the same order; within an
+   * item the partial moves along contributors then lost members, so blocking
+   * sends cannot deadlock */
+  int ok = 1;
+  for (uint64_t off = 0; rc == SCR_SUCCESS && off < e->chunk; off += e->piece) {
+    size_t len = (size_t) (e->chunk - off < e->piece ? e->chunk - off : e->piece);
+    for (int t = 0; t < n; t++) {
+      struct scr_stripe_plan* p = &plans[t];
+      int rows = p->lost_count;
+      if (rows == 0) continue;
+      int chain_len = d + rows, pos = -1;
+      int chain[512];
+      for (int i = 0; i < d; i++) chain[i] = p->contributors[i];
+      for (int i = 0; i < rows; i++) chain[d + i] = p->lost[i];
+      for (int i = 0; i < chain_len; i++)
+        if (chain[i] == e->me) pos = i;
+      if (pos < 0) continue;
+      if (pos > 0)
+        MPI_Recv(acc, (int) (rows * len), MPI_BYTE, chain[pos - 1], SCR_ERASURE_TAG, e->comm,
+                 MPI_STATUS_IGNORE);
+      if (pos < d) {
+        if (scr_erasure_access(e, t, off, len, data, parity, chunk, 0) != SCR_SUCCESS) ok = 0;
+        if (p->xor_only) {
+          if (pos == 0) memcpy(acc, chunk, len);
+          else {
+            void* v[3] = { acc, chunk, acc };
+            xor_gen(3, (int) len, v);
+          }
+        } else {
+          unsigned char* out[256];
+          if (pos == 0) memset(acc, 0, rows * len);
+          for (int r = 0; r < rows; r++) out[r] = acc + (size_t) r * len;
+          ec_encode_data_update((int) len, d, rows, pos, p->gftbls, chunk, out);
+        }
+      } else {
+        if (scr_erasure_access(e, t, off, len, data, parity, acc + (size_t) (pos - d) * len, 1) !=
+            SCR_SUCCESS)
+          ok = 0;
+      }
+      if (pos + 1 < chain_len)
+        MPI_Send(acc, (int) (rows * len), MPI_BYTE, chain[pos + 1], SCR_ERASURE_TAG, e->comm);
+    }
+  }
+  if (!ok && rc == SCR_SUCCESS) rc = SCR_ERR_IO;
+  for (int t = 0; t < n; t++) free(plans[t].gftbls);
+  free(plans);
+  free(chunk);
+  free(acc);
+  return rc;
+}

@@ -1,0 +1,257 @@
+/* scr_redundancy.c - XOR and RS applied to datasets: metadata shared inside the set,
+ * parity files with a header describing every member, rebuild at restart. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "scr.h"
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_io.h"
+#include "scr_path.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_cache.h"
+#include "scr_stream.h"
+#include "scr_erasure.h"
+#include "scr_partner.h"
+#include "scr_redundancy.h"
+
+#define SCR_PARITY_MAGIC 0x53435250u /* "SCRP" */
+#define SCR_PARITY_PIECE (1 << 20)
+
+/* this rank's files of a dataset in stream order (sorted by cache path) */
+static scr_kvtree* scr_redundancy_my_files(int id)
+{
+  scr_kvtree* files = scr_kvtree_copy(scr_filemap_get_files(scr.filemap, id, scr.rank));
+  if (!files) files = scr_kvtree_new();
+  scr_kvtree_sort(files, SCR_KVTREE_SORT_ASCENDING);
+  return files;
+}
+
+/* MEMBER/<index>/{RANK, FILES, FILE/<i>/{PATH, ORIG, RELPATH, SIZE, CRC}} for this rank */
+static scr_kvtree* scr_redundancy_member_meta(int index, const scr_kvtree* files, uint64_t* length)
+{
+  scr_kvtree* tree = scr_kvtree_new();
+  scr_kvtree* me = scr_kvtree_add_kv_int(tree, "MEMBER", index);
+  scr_kvtree_set_kv_int(me, "RANK", scr.rank);
+  int i = 0;
+  *length = 0;
+  for (scr_kvtree_elem* e = scr_kvtree_first(files); e; e = scr_kvtree_next(e), i++) {
+    scr_kvtree* meta = scr_kvtree_elem_tree(e);
+    uint64_t size = 0;
+    scr_kvtree_get_uint64(meta, "SIZE", &size);
+    scr_kvtree* f = scr_kvtree_add_kv_int(me, "FILE", i);
+    scr_kvtree_set_kv(f, "PATH", scr_kvtree_elem_key(e));
+    scr_kvtree_set_kv(f, "ORIG", scr_kvtree_get_val(meta, "ORIG"));
+    scr_kvtree_set_kv(f, "RELPATH", scr_kvtree_get_val(meta, "RELPATH"));
+    scr_kvtree_set_kv_uint64(f, "SIZE", size);
+    scr_kvtree_set_kv(f, "CRC", "0x00000000"); /* fixed width: the header size is known early */
+    *length += size;
+  }
+  scr_kvtree_set_kv_int(me, "FILES", i);
+  return tree;
+}
+
+/* all members' trees merged on every member of the set */
+static void scr_redundancy_allgather(const scr_kvtree* mine, scr_kvtree* all, MPI_Comm comm)
+{
+  scr_mpi_gather_kvtree(mine, all, 0, comm);
+  scr_mpi_bcast_kvtree(all, 0, comm);
+}
+
+/* open a member's data stream from its MEMBER tree */
+static int scr_redundancy_open_data(struct scr_stream* s, const scr_kvtree* member, int writing)
+{
+  int count = scr_kvtree_size(scr_kvtree_get(member, "FILE"));
+  char** paths = calloc(count > 0 ? count : 1, sizeof(char*));
+  uint64_t* sizes = calloc(count > 0 ? count : 1, sizeof(uint64_t));
+  for (int i = 0; i < count; i++) {
+    scr_kvtree* f = scr_kvtree_get_kv_int(member, "FILE", i);
+    paths[i] = (char*) scr_kvtree_get_val(f, "PATH");
+    scr_kvtree_get_uint64(f, "SIZE", &sizes[i]);
+    char* inside = paths[i] ? scr_path_relative_to(scr.cache_dir, paths[i]) : NULL;
+    free(inside);
+    if (!inside) {
+      scr_err("redundancy metadata names %s outside the cache %s: refusing it",
+              paths[i] ? paths[i] : "(none)", scr.cache_dir);
+      free(paths);
+      free(sizes);
+      return SCR_ERR_SECURITY;
+    }
+  }
+  int rc = scr_stream_open(s, count, paths, sizes, writing);
+  free(paths);
+  free(sizes);
+  return rc;
+}
+
+static char* scr_redundancy_parity_path(int id, int index, int n, int set_id, const char* type)
+{
+  char* dir = scr_cache_dataset_dir(id);
+  char* path = NULL;
+  if (dir && asprintf(&path, "%s/%d_of_%d_in_%d.%s", dir, index + 1, n, set_id, type) < 0)
+    path = NULL;
+  free(dir);
+  return path;
+}
+
+/* parity file: k*chunk parity bytes, then the packed header, then 16 bytes of
+ * trailer (header length, magic) so a reader finds the header from the end */
+static int scr_redundancy_write_header(struct scr_stream* parity, uint64_t at, const scr_kvtree* h)
+{
+  size_t len = scr_kvtree_pack_size(h);
+  unsigned char* buf = malloc(len + 16);
+  scr_kvtree_pack(h, buf);
+  uint64_t trailer[2] = { len, SCR_PARITY_MAGIC };
+  memcpy(buf + len, trailer, 16);
+  int rc = scr_stream_write(parity, at, buf, len + 16);
+  free(buf);
+  return rc;
+}
+
+int scr_redundancy_read_header(const char* path, scr_kvtree* header)
+{
+  char* buf = NULL;
+  size_t size = 0;
+  int rc = scr_io_read_file(path, &buf, &size);
+  if (rc != SCR_SUCCESS) return rc;
+  uint64_t trailer[2] = { 0, 0 };
+  if (size >= 16) memcpy(trailer, buf + size - 16, 16);
+  if (size < 16 || trailer[1] != SCR_PARITY_MAGIC || trailer[0] > size - 16)
+    rc = SCR_ERR_CORRUPT;
+  else
+    rc = scr_kvtree_unpack(buf + size - 16 - trailer[0], trailer[0], header, NULL);
+  if (rc != SCR_SUCCESS) scr_err("redundancy file %s has no readable header", path);
+  free(buf);
+  return rc;
+}
+
+/* record redundancy file and CRCs in the filemap */
+static void scr_redundancy_register(int id, const char* path, uint64_t size, uint32_t crc)
+{
+  scr_kvtree* r = scr_kvtree_add_kv_int(scr_filemap_add_dataset(scr.filemap, id), "RANK", scr.rank);
+  scr_kvtree* f = scr_kvtree_add_kv(r, "REDFILE", path);
+  scr_kvtree_set_kv_uint64(f, "SIZE", size);
+  scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
+}
+
+/* encode this rank's part; ok flag of this rank */
+static int scr_redundancy_encode(int id, const struct scr_reddesc* d)
+{
+  int k = d->type == SCR_COPY_RS ? d->set_failures : 1;
+  const char* ext = d->type == SCR_COPY_RS ? "rs" : "xor";
+  scr_kvtree* files = scr_redundancy_my_files(id);
+  uint64_t length = 0, longest = 0;
+  scr_kvtree* mine = scr_redundancy_member_meta(d->set_rank, files, &length);
+  scr_kvtree* all = scr_kvtree_new();
+  scr_redundancy_allgather(mine, all, d->set_comm);
+  MPI_Allreduce(&length, &longest, 1, MPI_UINT64_T, MPI_MAX, d->set_comm);
+
+  struct scr_erasure e;
+  uint64_t chunk = scr_erasure_chunk_size(longest, d->set_ranks, k);
+  int rc = scr_erasure_init(&e, d->set_comm, k, chunk, scr.file_buf_size < SCR_PARITY_PIECE ?
+                           scr.file_buf_size : SCR_PARITY_PIECE);
+
+  /* the header: scheme, set, chunk, dataset and every member's files */
+  scr_kvtree* header = scr_kvtree_new();
+  scr_kvtree_set_kv(header, "TYPE", scr_reddesc_type_name(d->type));
+  scr_kvtree_set_kv_uint64(header, "CHUNK", chunk);
+  scr_kvtree_set(header, "DSETDESC",
+                 scr_kvtree_copy(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC")));
+  scr_kvtree_set(header, "REDDESC", scr_kvtree_new());
+  scr_reddesc_record(d, scr_kvtree_get(header, "REDDESC"));
+  scr_kvtree_set(header, "SET", scr_kvtree_copy(all));
+  size_t header_len = scr_kvtree_pack_size(header);
+
+  char* path = scr_redundancy_parity_path(id, d->set_rank, d->set_ranks, d->set_id, ext);
+  uint64_t parity_size = (uint64_t) k * chunk + header_len + 16;
+  struct scr_stream data, parity;
+  int ok = rc == SCR_SUCCESS && path;
+  int data_open = 0, parity_open = 0;
+  if (ok) ok = data_open = scr_redundancy_open_data(&data, scr_kvtree_get_kv_int(all, "MEMBER", d->set_rank), 0) == SCR_SUCCESS;
+  if (ok) ok = parity_open = scr_stream_open(&parity, 1, &path, &parity_size, 1) == SCR_SUCCESS;
+  /* every member runs the collective encode, even one that failed to open */
+  ok = scr_mpi_all_true(ok, d->set_comm);
+  if (ok) ok = scr_erasure_encode(&e, &data, &parity) == SCR_SUCCESS;
+  ok = scr_mpi_all_true(ok, d->set_comm);
+
+  /* CRC of each of our files, shared so every header describes every member */
+  scr_kvtree* crcs = scr_kvtree_new();
+  scr_kvtree* my_crcs = scr_kvtree_add_kv_int(crcs, "MEMBER", d->set_rank);
+  int i = 0;
+  for (scr_kvtree_elem* f = scr_kvtree_first(files); ok && f; f = scr_kvtree_next(f), i++) {
+    uint32_t crc = 0;
+    if (scr_stream_file_crc(&data, i, &crc) != SCR_SUCCESS) ok = 0;
+    scr_kvtree_set_kvf(scr_kvtree_add_kv_int(my_crcs, "FILE", i), "CRC", "0x%08x", crc);
+    /* the filemap keeps the CRC: a restart verifies cached files with it */
+    scr_kvtree* meta = scr_kvtree_get(scr_filemap_get_files(scr.filemap, id, scr.rank),
+                                      scr_kvtree_elem_key(f));
+    scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+  }
+  scr_kvtree* all_crcs = scr_kvtree_new();
+  scr_redundancy_allgather(crcs, all_crcs, d->set_comm);
+  scr_kvtree* members = scr_kvtree_get(scr_kvtree_get(header, "SET"), "MEMBER");
+  for (scr_kvtree_elem* m = scr_kvtree_first(scr_kvtree_get(all_crcs, "MEMBER")); m; m = scr_kvtree_next(m)) {
+    scr_kvtree* target = scr_kvtree_get(members, scr_kvtree_elem_key(m));
+    for (scr_kvtree_elem* f = scr_kvtree_first(scr_kvtree_get(scr_kvtree_elem_tree(m), "FILE")); f;
+         f = scr_kvtree_next(f))
+      scr_kvtree_set_kv(scr_kvtree_get_kv(target, "FILE", scr_kvtree_elem_key(f)), "CRC",
+                        scr_kvtree_get_val(scr_kvtree_elem_tree(f), "CRC"));
+  }
+  if (ok && parity_open)
+    ok = scr_redundancy_write_header(&parity, (uint64_t) k * chunk, header) == SCR_SUCCESS;
+  uint32_t parity_crc = 0;
+  if (ok && parity_open) ok = scr_stream_file_crc(&parity, 0, &parity_crc) == SCR_SUCCESS;
+  if (data_open) scr_stream_close(&data);
+  if (parity_open && scr_stream_close(&parity) != SCR_SUCCESS) ok = 0;
+  if (ok) scr_redundancy_register(id, path, parity_size, parity_crc);
+
+  scr_erasure_finalize(&e);
+  free(path);
+  scr_kvtree_delete(&all_crcs);
+  scr_kvtree_delete(&crcs);
+  scr_kvtree_delete(&header);
+  scr_kvtree_delete(&all);
+  scr_kvtree_delete(&mine);
+  scr_kvtree_delete(&files);
+  return ok;
+}
+
+int scr_redundancy_apply(int id, const struct scr_reddesc* d)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  scr_kvtree* record = scr_kvtree_new();
+  scr_reddesc_record(d, record);
+  scr_kvtree_set(dset, "REDDESC", record);
+  int ok = 1;
+  if (d->type == SCR_COPY_XOR || d->type == SCR_COPY_RS) ok = scr_redundancy_encode(id, d);
+  else if (d->type == SCR_COPY_PARTNER) ok = scr_partner_apply(id, d);
+  ok = scr_mpi_all_true(ok && scr_cache_save_filemap() == SCR_SUCCESS, scr.comm_world);
+  if (!ok && scr.rank == 0)
+    scr_err("applying %s redundancy to dataset %d failed: the dataset is not protected",
+            scr_reddesc_type_name(d->type), id);
+  return ok ? SCR_SUCCESS : SCR_ERR_IO;
+}
+
+int scr_redundancy_check_local(int id)
+{
+  if (!scr_cache_check_dataset(id)) return 0;
+  scr_kvtree* r = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK", scr.rank);
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(r, "REDFILE")); e; e = scr_kvtree_next(e)) {
+    uint64_t want = 0, size = 0;
+    uint32_t crc = 0;
+    scr_kvtree_get_uint64(scr_kvtree_elem_tree(e), "SIZE", &want);
+    const char* want_crc = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "CRC");
+    if (scr_io_crc32_file(scr_kvtree_elem_key(e), &crc, &size) != SCR_SUCCESS || size != want ||
+        (want_crc && strtoul(want_crc, NULL, 16) != crc)) {
+      scr_warn("dataset %d: redundancy file %s is missing or damaged", id, scr_kvtree_elem_key(e));
+      return 0;
+    }
+  }
+  return scr_partner_check_local(id);
+}

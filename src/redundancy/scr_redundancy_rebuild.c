@@ -1,0 +1,304 @@
+/* scr_redundancy_rebuild.c - restart side of redundancy: find out which members of
+ * each set lost their part of a dataset and rebuild them exactly, or fail. */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_io.h"
+#include "scr_path.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_cache.h"
+#include "scr_stream.h"
+#include "scr_erasure.h"
+#include "scr_partner.h"
+#include "scr_reddesc.h"
+#include "scr_redundancy.h"
+
+int scr_redundancy_read_header(const char* path, scr_kvtree* header);
+
+/* how one rank takes part in the rebuild of a dataset */
+struct scr_rebuild_role {
+  enum scr_copy_type type;
+  int set_id, index, size, failures, hop;
+};
+
+/* collective: each rank's set as recorded by the ranks that still hold the
+ * dataset, and the dataset descriptor; 0 if this rank's role is unknown */
+static int scr_rebuild_learn_role(int id, struct scr_rebuild_role* role, scr_kvtree* desc)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  scr_kvtree* mine = scr_kvtree_new();
+  if (dset && scr_kvtree_get(dset, "REDDESC")) {
+    scr_kvtree* r = scr_kvtree_add_kv_int(mine, "RANK", scr.rank);
+    scr_kvtree_set(r, "REDDESC", scr_kvtree_copy(scr_kvtree_get(dset, "REDDESC")));
+    scr_kvtree_set(r, "DSETDESC", scr_kvtree_copy(scr_kvtree_get(dset, "DSETDESC")));
+  }
+  scr_kvtree* all = scr_kvtree_new();
+  scr_kvtree* roles = scr_kvtree_new();
+  scr_mpi_gather_kvtree(mine, all, 0, scr.comm_world);
+  if (scr.rank == 0) {
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(all, "RANK")); e; e = scr_kvtree_next(e)) {
+      scr_kvtree* rec = scr_kvtree_get(scr_kvtree_elem_tree(e), "REDDESC");
+      scr_kvtree* set = scr_kvtree_get(rec, "SET");
+      if (scr_kvtree_size(desc) == 0)
+        scr_kvtree_merge(desc, scr_kvtree_get(scr_kvtree_elem_tree(e), "DSETDESC"));
+      for (scr_kvtree_elem* m = scr_kvtree_first(scr_kvtree_get(set, "MEMBER")); m; m = scr_kvtree_next(m)) {
+        const char* w = scr_kvtree_elem_val(m);
+        if (!w) continue;
+        scr_kvtree* r = scr_kvtree_add_kv(roles, "RANK", w);
+        scr_kvtree_set(r, "REDDESC", scr_kvtree_copy(rec));
+        scr_kvtree_set_kv(r, "INDEX", scr_kvtree_elem_key(m));
+      }
+      if (!set) {
+        /* SINGLE: the rank that recorded it is its own role */
+        scr_kvtree* r = scr_kvtree_add_kv(roles, "RANK", scr_kvtree_elem_key(e));
+        scr_kvtree_set(r, "REDDESC", scr_kvtree_copy(rec));
+        scr_kvtree_set_kv_int(r, "INDEX", 0);
+      }
+    }
+  }
+  scr_mpi_bcast_kvtree(desc, 0, scr.comm_world);
+  scr_kvtree* got = scr_kvtree_new();
+  scr_mpi_scatter_kvtree(roles, got, 0, scr.comm_world);
+
+  int known = 0;
+  scr_kvtree* rec = scr_kvtree_get(got, "REDDESC");
+  if (rec && scr_reddesc_type_from_name(scr_kvtree_get_val(rec, "TYPE"), &role->type) == SCR_SUCCESS) {
+    long long v = 0;
+    scr_kvtree* set = scr_kvtree_get(rec, "SET");
+    role->set_id = scr.rank;
+    role->index = 0;
+    role->size = 1;
+    role->failures = 0;
+    role->hop = 1;
+    if (scr_kvtree_get_int(set, "ID", &v) == SCR_SUCCESS) role->set_id = (int) v;
+    if (scr_kvtree_get_int(got, "INDEX", &v) == SCR_SUCCESS) role->index = (int) v;
+    if (scr_kvtree_get_int(set, "SIZE", &v) == SCR_SUCCESS) role->size = (int) v;
+    if (scr_kvtree_get_int(set, "FAILURES", &v) == SCR_SUCCESS) role->failures = (int) v;
+    if (scr_kvtree_get_int(rec, "HOP", &v) == SCR_SUCCESS) role->hop = (int) v;
+    known = 1;
+  }
+  scr_kvtree_delete(&got);
+  scr_kvtree_delete(&roles);
+  scr_kvtree_delete(&all);
+  scr_kvtree_delete(&mine);
+  return known;
+}
+
+/* a lost member's filemap entry rebuilt from metadata other members kept */
+static void scr_rebuild_adopt(int id, const scr_kvtree* desc, const scr_kvtree* reddesc,
+                              const scr_kvtree* files)
+{
+  if (scr_filemap_get_dataset(scr.filemap, id)) scr_cache_delete_dataset(id);
+  scr_kvtree* dset = scr_filemap_add_dataset(scr.filemap, id);
+  scr_kvtree_set(dset, "DSETDESC", scr_kvtree_copy(desc));
+  if (reddesc) scr_kvtree_set(dset, "REDDESC", scr_kvtree_copy(reddesc));
+  int count = 0;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(files, "FILE")); e; e = scr_kvtree_next(e)) {
+    scr_kvtree* f = scr_kvtree_elem_tree(e);
+    scr_kvtree* meta = scr_filemap_add_file(scr.filemap, id, scr.rank, scr_kvtree_get_val(f, "PATH"),
+                                            scr_kvtree_get_val(f, "ORIG"),
+                                            scr_kvtree_get_val(f, "RELPATH"));
+    scr_kvtree_set_kv(meta, "SIZE", scr_kvtree_get_val(f, "SIZE"));
+    scr_kvtree_set_kv(meta, "CRC", scr_kvtree_get_val(f, "CRC"));
+    scr_kvtree_set_kv_int(meta, "COMPLETE", 1);
+    count++;
+  }
+  scr_filemap_set_file_count(scr.filemap, id, scr.rank, count);
+}
+
+/* path of this member's parity file as recorded, or NULL */
+static const char* scr_rebuild_parity_file(int id, uint64_t* size)
+{
+  scr_kvtree* r = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK", scr.rank);
+  scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(r, "REDFILE"));
+  if (!e) return NULL;
+  scr_kvtree_get_uint64(scr_kvtree_elem_tree(e), "SIZE", size);
+  return scr_kvtree_elem_key(e);
+}
+
+static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_Comm comm,
+                               const int* lost, const scr_kvtree* desc)
+{
+  int n = role->size, k = role->type == SCR_COPY_RS ? role->failures : 1;
+  int me = role->index;
+  /* the first survivor's header describes every member */
+  int source = 0;
+  while (source < n && lost[source]) source++;
+  scr_kvtree* header = scr_kvtree_new();
+  int ok = 1;
+  if (me == source) {
+    uint64_t size = 0;
+    const char* path = scr_rebuild_parity_file(id, &size);
+    ok = path && scr_redundancy_read_header(path, header) == SCR_SUCCESS;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, source, comm);
+  if (!ok) {
+    scr_kvtree_delete(&header);
+    return 0;
+  }
+  scr_mpi_bcast_kvtree(header, source, comm);
+
+  uint64_t chunk = 0;
+  scr_kvtree_get_uint64(header, "CHUNK", &chunk);
+  scr_kvtree* member = scr_kvtree_get_kv_int(scr_kvtree_get(header, "SET"), "MEMBER", me);
+  size_t header_len = scr_kvtree_pack_size(header);
+  uint64_t parity_size = (uint64_t) k * chunk + header_len + 16;
+  char* parity_path = NULL;
+  if (lost[me]) {
+    scr_rebuild_adopt(id, desc, scr_kvtree_get(header, "REDDESC"), member);
+    char* dir = scr_cache_dataset_dir(id);
+    if (asprintf(&parity_path, "%s/%d_of_%d_in_%d.%s", dir, me + 1, n, role->set_id,
+                 role->type == SCR_COPY_RS ? "rs" : "xor") < 0)
+      parity_path = NULL;
+    free(dir);
+  } else {
+    const char* p = scr_rebuild_parity_file(id, &parity_size);
+    parity_path = p ? strdup(p) : NULL;
+  }
+
+  /* data stream in the order the header lists the files */
+  int count = scr_kvtree_size(scr_kvtree_get(member, "FILE"));
+  char** paths = calloc(count + 1, sizeof(char*));
+  uint64_t* sizes = calloc(count + 1, sizeof(uint64_t));
+  for (int i = 0; i < count; i++) {
+    scr_kvtree* f = scr_kvtree_get_kv_int(member, "FILE", i);
+    const char* path = scr_kvtree_get_val(f, "PATH");
+    char* inside = path ? scr_path_relative_to(scr.cache_dir, path) : NULL;
+    if (!inside) ok = 0;
+    free(inside);
+    paths[i] = (char*) path;
+    scr_kvtree_get_uint64(f, "SIZE", &sizes[i]);
+  }
+  struct scr_stream data, parity;
+  int data_open = ok && scr_stream_open(&data, count, paths, sizes, lost[me]) == SCR_SUCCESS;
+  int parity_open = parity_path &&
+                    scr_stream_open(&parity, 1, &parity_path, &parity_size, lost[me]) == SCR_SUCCESS;
+  ok = scr_mpi_all_true(data_open && parity_open, comm);
+  struct scr_erasure e;
+  if (ok) ok = scr_erasure_init(&e, comm, k, chunk, scr.file_buf_size) == SCR_SUCCESS;
+  if (ok) {
+    ok = scr_erasure_rebuild(&e, lost, &data, &parity) == SCR_SUCCESS;
+    scr_erasure_finalize(&e);
+  }
+
+  if (ok && lost[me]) {
+    /* exact or nothing: every rebuilt file must have the CRC it was written with */
+    for (int i = 0; ok && i < count; i++) {
+      uint32_t crc = 0;
+      const char* want = scr_kvtree_get_val(scr_kvtree_get_kv_int(member, "FILE", i), "CRC");
+      if (scr_stream_file_crc(&data, i, &crc) != SCR_SUCCESS || !want || strtoul(want, NULL, 16) != crc) {
+        scr_err("rebuilt %s does not match its recorded CRC32: the dataset cannot be restored", paths[i]);
+        ok = 0;
+      }
+    }
+    size_t len = scr_kvtree_pack_size(header);
+    unsigned char* buf = malloc(len + 16);
+    scr_kvtree_pack(header, buf);
+    uint64_t trailer[2] = { len, 0x53435250u };
+    memcpy(buf + len, trailer, 16);
+    if (ok) ok = scr_stream_write(&parity, (uint64_t) k * chunk, buf, len + 16) == SCR_SUCCESS;
+    free(buf);
+    uint32_t parity_crc = 0;
+    if (ok) ok = scr_stream_file_crc(&parity, 0, &parity_crc) == SCR_SUCCESS;
+    if (ok) {
+      scr_kvtree* r = scr_kvtree_add_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK", scr.rank);
+      scr_kvtree* f = scr_kvtree_add_kv(r, "REDFILE", parity_path);
+      scr_kvtree_set_kv_uint64(f, "SIZE", parity_size);
+      scr_kvtree_set_kvf(f, "CRC", "0x%08x", parity_crc);
+    }
+  }
+  if (data_open && scr_stream_close(&data) != SCR_SUCCESS) ok = 0;
+  if (parity_open && scr_stream_close(&parity) != SCR_SUCCESS) ok = 0;
+  free(paths);
+  free(sizes);
+  free(parity_path);
+  scr_kvtree_delete(&header);
+  return ok;
+}
+
+static int scr_rebuild_partner(int id, const struct scr_rebuild_role* role, MPI_Comm comm,
+                               const int* lost, const scr_kvtree* desc)
+{
+  scr_kvtree* meta = scr_kvtree_new();
+  scr_kvtree* reddesc = NULL;
+  /* survivors know the record; lost members get it from the first survivor */
+  int source = 0;
+  while (source < role->size && lost[source]) source++;
+  scr_kvtree* rec = scr_kvtree_new();
+  if (role->index == source)
+    scr_kvtree_merge(rec, scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "REDDESC"));
+  scr_mpi_bcast_kvtree(rec, source, comm);
+  reddesc = rec;
+
+  int ok = scr_partner_restore(id, comm, role->hop, lost, meta);
+  if (ok && lost[role->index]) scr_rebuild_adopt(id, desc, reddesc, meta);
+  ok = scr_mpi_all_true(ok, comm);
+  if (ok) {
+    /* copies held by the lost members are gone: make them again */
+    struct scr_reddesc d;
+    memset(&d, 0, sizeof(d));
+    d.type = SCR_COPY_PARTNER;
+    d.set_comm = comm;
+    d.set_rank = role->index;
+    d.set_ranks = role->size;
+    d.hop_distance = role->hop;
+    scr_kvtree_unset(scr_filemap_get_dataset(scr.filemap, id), "PARTNER");
+    ok = scr_partner_apply(id, &d);
+  }
+  scr_kvtree_delete(&rec);
+  scr_kvtree_delete(&meta);
+  return ok;
+}
+
+int scr_redundancy_recover(int id)
+{
+  int intact = scr_filemap_get_dataset(scr.filemap, id) && scr_redundancy_check_local(id);
+  if (scr_mpi_all_true(intact, scr.comm_world)) return SCR_SUCCESS;
+
+  struct scr_rebuild_role role;
+  scr_kvtree* desc = scr_kvtree_new();
+  int known = scr_rebuild_learn_role(id, &role, desc);
+  int possible = known && (intact || role.type != SCR_COPY_SINGLE) &&
+                 scr_dataset_is_complete(desc);
+  if (!scr_mpi_all_true(possible, scr.comm_world)) {
+    scr_kvtree_delete(&desc);
+    return SCR_ERR_NOENT;
+  }
+
+  MPI_Comm comm;
+  MPI_Comm_split(scr.comm_world, role.set_id, role.index, &comm);
+  int* lost = calloc(role.size, sizeof(int));
+  int mine = !intact;
+  MPI_Allgather(&mine, 1, MPI_INT, lost, 1, MPI_INT, comm);
+  int nlost = 0;
+  for (int i = 0; i < role.size; i++) nlost += lost[i];
+
+  int ok = 1;
+  if (nlost > 0) {
+    int tolerated = role.type == SCR_COPY_RS ? role.failures : 1;
+    if (role.type == SCR_COPY_PARTNER) tolerated = role.size - 1; /* checked pairwise */
+    if (role.type == SCR_COPY_SINGLE || nlost > tolerated) ok = 0;
+    if (!ok && role.index == 0)
+      scr_warn("dataset %d: %d of the %d members of %s set %d are lost, more than it can rebuild",
+               id, nlost, role.size, scr_reddesc_type_name(role.type), role.set_id);
+    if (ok && (role.type == SCR_COPY_XOR || role.type == SCR_COPY_RS))
+      ok = scr_rebuild_erasure(id, &role, comm, lost, desc);
+    else if (ok)
+      ok = scr_rebuild_partner(id, &role, comm, lost, desc);
+    if (ok && lost[role.index]) scr_cache_save_filemap();
+  }
+  ok = scr_mpi_all_true(ok, scr.comm_world);
+  if (ok && scr.rank == 0)
+    scr_info("dataset %d: rebuilt the lost parts from %s redundancy", id,
+             scr_reddesc_type_name(role.type));
+  free(lost);
+  MPI_Comm_free(&comm);
+  scr_kvtree_delete(&desc);
+  return ok ? SCR_SUCCESS : SCR_ERR_IO;
+}

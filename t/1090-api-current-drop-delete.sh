@@ -1,0 +1,104 @@
+#!/bin/sh
+# SCR_Current picks the checkpoint to restart from (in cache or on the prefix
+# directory), SCR_Drop forgets a dataset in the index, SCR_Delete removes it
+# everywhere: cache, prefix files, its .scr/scr.dataset.<id> and the index.
+. "$top_srcdir/t/test-lib.sh"
+
+listed() {
+  scr_index --prefix "$PREFIX" --list | awk '{print $2}' | grep -qx "$1"
+}
+current() {
+  scr_index --prefix "$PREFIX" --list | awk '$0 ~ /\*/ {print $2}'
+}
+cached() {
+  ls -d "$SCR_CACHE_BASE"/*/*/scr.dataset.* 2>/dev/null | sed 's/.*scr.dataset.//' | sort -n | tr '\n' ' '
+}
+
+test_expect_success 'SCR_Current names a cached checkpoint older than the newest: restart reads it' "
+  SCR_FLUSH=0 SCR_CACHE_SIZE=3 scr_app 2 --steps 3 --bytes 4096 >out 2>err &&
+  test \"\$(cached)\" = '1 2 3 ' &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=3 scr_app 2 --steps 2 --bytes 4096 --current ckpt.2 >out 2>err &&
+  expect_grep 'current ckpt.2: ok' out && expect_grep 'restart: ckpt.2' out
+"
+
+test_expect_success 'the cached checkpoints newer than the one named are gone' "
+  test \"\$(cached)\" = '1 2 '
+"
+
+test_expect_success 'so the next run restarts from it too' "
+  SCR_FLUSH=0 SCR_CACHE_SIZE=3 scr_app 2 --steps 2 --bytes 4096 >out 2>err &&
+  expect_grep 'restart: ckpt.2' out
+"
+
+test_expect_success 'SCR_Current of an unknown name fails and keeps the restart' "
+  SCR_FLUSH=0 SCR_CACHE_SIZE=3 scr_app 2 --steps 2 --bytes 4096 --current nosuch >out 2>err &&
+  expect_grep 'current nosuch: failed' out && expect_grep 'nosuch' err &&
+  expect_grep 'restart: ckpt.2' out
+"
+
+test_expect_success 'SCR_Current fetches a checkpoint only the prefix holds and marks it current' "
+  rm -rf '$PREFIX' && mkdir '$PREFIX' && wipe_cache &&
+  SCR_FLUSH=1 scr_app 2 --steps 3 --bytes 4096 >out 2>err &&
+  wipe_cache &&
+  SCR_FLUSH=1 scr_app 2 --steps 1 --bytes 4096 --current ckpt.1 >out 2>err &&
+  expect_grep 'restart: ckpt.1' out && test \"\$(current)\" = ckpt.1
+"
+
+test_expect_success 'the next run restarts from the checkpoint SCR_Current named' "
+  SCR_FLUSH=1 scr_app 2 --steps 1 --bytes 4096 >out 2>err &&
+  expect_grep 'restart: ckpt.1' out
+"
+
+test_expect_success 'so does the next run in a new allocation' "
+  wipe_cache &&
+  SCR_FLUSH=1 scr_app 2 --steps 1 --bytes 4096 >out 2>err &&
+  expect_grep 'restart: ckpt.1' out
+"
+
+test_expect_success 'SCR_CURRENT set through SCR_Config selects the restart' "
+  SCR_FLUSH=1 scr_app 2 --steps 2 --bytes 4096 --config SCR_CURRENT=ckpt.2 >out 2>err &&
+  expect_grep 'restart: ckpt.2' out
+"
+
+test_expect_success 'SCR_Drop removes a checkpoint from the index; its files stay' "
+  rm -rf '$PREFIX' && mkdir '$PREFIX' && wipe_cache &&
+  SCR_FLUSH=1 scr_app 2 --steps 3 --bytes 4096 >out 2>err &&
+  listed ckpt.3 &&
+  SCR_FLUSH=1 scr_app 2 --steps 3 --bytes 4096 --drop ckpt.3 >out 2>err &&
+  expect_grep 'drop ckpt.3: ok' out && ! listed ckpt.3 && listed ckpt.2 &&
+  check_pfs_file 3 0 4096 && check_pfs_file 3 1 4096
+"
+
+test_expect_success 'a new allocation then restarts from the newest indexed checkpoint' "
+  wipe_cache &&
+  SCR_FLUSH=1 scr_app 2 --steps 2 --bytes 4096 >out 2>err &&
+  expect_grep 'restart: ckpt.2' out
+"
+
+test_expect_success 'SCR_Delete removes a checkpoint from cache, prefix, .scr and index' "
+  rm -rf '$PREFIX' && mkdir '$PREFIX' && wipe_cache &&
+  SCR_FLUSH=1 SCR_CACHE_SIZE=3 scr_app 2 --steps 3 --bytes 4096 >out 2>err &&
+  test \"\$(cached)\" = '1 2 3 ' && test -d '$PREFIX/.scr/scr.dataset.2' &&
+  SCR_FLUSH=1 SCR_CACHE_SIZE=3 scr_app 2 --steps 3 --bytes 4096 --delete ckpt.2 >out 2>err &&
+  expect_grep 'delete ckpt.2: ok' out &&
+  test \"\$(cached)\" = '1 3 ' &&
+  test ! -e '$PREFIX/ckpt.2' && test ! -e '$PREFIX/.scr/scr.dataset.2' && ! listed ckpt.2 &&
+  check_pfs_file 1 0 4096 && check_pfs_file 3 1 4096 && listed ckpt.3
+"
+
+test_expect_success 'SCR_Delete of the newest checkpoint: the next run restarts from the one before' "
+  SCR_FLUSH=1 SCR_CACHE_SIZE=3 scr_app 2 --steps 0 --bytes 4096 --delete ckpt.3 >out 2>err &&
+  test ! -e '$PREFIX/ckpt.3' && ! listed ckpt.3 && test \"\$(cached)\" = '1 ' &&
+  SCR_FLUSH=1 SCR_CACHE_SIZE=3 scr_app 2 --steps 1 --bytes 4096 >out 2>err &&
+  expect_grep 'restart: ckpt.1' out
+"
+
+test_expect_success 'SCR_Delete from a run with fewer ranks removes every rank'"'"'s files' "
+  rm -rf '$PREFIX' && mkdir '$PREFIX' && wipe_cache &&
+  SCR_FLUSH=1 scr_app 4 --steps 1 --bytes 64 >out 2>err && check_pfs_file 1 3 64 &&
+  wipe_cache &&
+  SCR_FETCH=0 scr_app 2 --steps 0 --delete ckpt.1 >out 2>err &&
+  expect_grep 'delete ckpt.1: ok' out && test ! -e '$PREFIX/ckpt.1' && ! listed ckpt.1
+"
+
+test_done

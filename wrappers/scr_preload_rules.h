@@ -1,0 +1,100 @@
+/* scr_preload_rules.h - the PRELOAD rules of the configuration compiled into a
+ * matcher that tells, without allocating, which rule a file path falls under. */
+#ifndef SCR_PRELOAD_RULES_H
+#define SCR_PRELOAD_RULES_H
+
+#include <stddef.h>
+#include "scr_kvtree.h"
+
+/* Pattern syntax (one rule per PRELOAD descriptor; the pattern is its value):
+ *   relative to the prefix directory, or absolute
+ *   *        any characters except '/'
+ *   ?        one character except '/'
+ *   [abc] [a-z] [!a] [^a]   one character of (or not of) a set, never '/'
+ *   **       as a whole component ("a/ ** /b" without blanks): zero or more
+ *            directories; elsewhere: any characters, '/' included
+ *   {step}   1 to 18 digits: the dataset key (at most once per pattern)
+ *   {rank}   1 to 18 digits: the rank that writes the file (at most once)
+ *   \c       the character c itself
+ * "." and "//" are dropped and ".." cancels the literal component before it,
+ * as paths are normalized before matching. Wildcards take as few characters
+ * as they can and placeholders as many, so "ckpt*{step}" captures every digit
+ * of "ckpt.12". The first rule in configuration order that matches wins. */
+
+enum scr_preload_rule_type {
+  SCR_PRELOAD_TYPE_CHECKPOINT = 0,   /* cached, protected, kept for restart */
+  SCR_PRELOAD_TYPE_OUTPUT = 1        /* must reach the prefix directory; not for restart */
+};
+
+/* when a dataset that a rule feeds is complete (see DESIGN.md §6.3) */
+enum scr_preload_rule_boundary {
+  SCR_PRELOAD_BOUNDARY_CLOSE = 0,    /* close of the rank's last expected file */
+  SCR_PRELOAD_BOUNDARY_BARRIER = 1,  /* next MPI_Barrier on MPI_COMM_WORLD */
+  SCR_PRELOAD_BOUNDARY_NEXT = 2,     /* start of the next dataset */
+  SCR_PRELOAD_BOUNDARY_FINALIZE = 3  /* MPI_Finalize */
+};
+
+/* one compiled rule as the rest of the preload layer sees it */
+typedef struct {
+  const char* pattern;     /* as written in the configuration */
+  const char* path;        /* the absolute, normalized pattern it compiled to */
+  const char* origin;      /* "FILE:LINE" of its descriptor, or NULL */
+  const char* directory;   /* deepest literal directory of the pattern: "/p" for
+                            * "/p/ckpt.{step}/x", "/" for "/x*" */
+  int type;                /* enum scr_preload_rule_type */
+  int boundary;            /* enum scr_preload_rule_boundary */
+  long long files;         /* FILES=, 0 when not given */
+  const char* caller;      /* CALLER= function glob, or NULL */
+  int has_step;            /* the pattern holds {step} */
+  int has_rank;            /* the pattern holds {rank} */
+} scr_preload_rule;
+
+/* what a successful match found; offsets index the path that was matched */
+typedef struct {
+  int rule;                /* index of the first rule that matches, -1 for none */
+  long long step;          /* value of {step}, -1 when the rule has none */
+  long long rank;          /* value of {rank}, -1 when the rule has none */
+  size_t step_offset;      /* the {step} digits as written (leading zeros kept) */
+  size_t step_length;      /* 0 when the rule has no {step} */
+  size_t rank_offset;
+  size_t rank_length;
+} scr_preload_match;
+
+typedef struct scr_preload_ruleset scr_preload_ruleset;
+
+/* compile the PRELOAD descriptors, a tree pattern -> { TYPE, FILES, BOUNDARY,
+ * CALLER, optionally "@ORIGIN" } as scr_param_get_descriptors("PRELOAD") or
+ * a parsed file's tree["PRELOAD"] gives it; prefix is the absolute directory
+ * relative patterns start from. NULL or empty descriptors give an empty rule
+ * set. On a bad pattern returns SCR_ERR_CONFIG and writes one line into
+ * errbuf: "FILE:LINE: key PRELOAD: pattern 'P': what is wrong"; the origin is
+ * "@ORIGIN" or else scr_param_descriptor_origin. */
+int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
+                              scr_preload_ruleset** ruleset, char* errbuf, size_t errlen);
+
+/* free the rule set and set *ruleset to NULL; NULL-safe */
+void scr_preload_rules_free(scr_preload_ruleset** ruleset);
+
+/* number of rules, and rule index (0 .. count-1) for messages and decisions */
+int scr_preload_rules_count(const scr_preload_ruleset* ruleset);
+const scr_preload_rule* scr_preload_rules_at(const scr_preload_ruleset* ruleset, int index);
+
+/* the literal text every file any rule can match starts with */
+const char* scr_preload_rules_common_prefix(const scr_preload_ruleset* ruleset);
+
+/* index of the rule that matches the absolute, normalized path of length
+ * bytes, or -1; result (may be NULL) gets the captures. A path outside the
+ * rules' common literal prefix costs one memcmp. Never allocates; safe to
+ * call from many threads at once. */
+int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path, size_t length,
+                            scr_preload_match* result);
+
+/* index of a rule that could place files in the directory or below it, or
+ * -1: the rule's literal directory itself and any directory the pattern's
+ * leading components can match ("/p" and "/p/ckpt.7" for
+ * "/p/ckpt.{step}/rank_{rank}.dat"). The path is absolute and normalized;
+ * result gets {step} and {rank} when the directory holds them. */
+int scr_preload_rules_match_directory(const scr_preload_ruleset* ruleset, const char* path,
+                                      size_t length, scr_preload_match* result);
+
+#endif
