@@ -125,8 +125,13 @@ int SCR_Start_output(const char* name, int flags)
   scr.dataset_id = id;
   if (flags & SCR_FLAG_CHECKPOINT) scr.checkpoint_id = ckpt;
   scr_kvtree* dset = scr_filemap_add_dataset(scr.filemap, id);
-  scr_kvtree_set(dset, "DSETDESC", scr_dataset_new(id, name, flags, ckpt, scr.user,
-                                                   scr.job_name, scr.job_id));
+  scr_kvtree* desc = scr_kvtree_set(dset, "DSETDESC", scr_dataset_new(id, name, flags, ckpt,
+                                                                    scr.user, scr.job_name, scr.job_id));
+  /* one creation time for the whole dataset, so every rank's descriptor is the same */
+  long long created = 0;
+  scr_kvtree_get_int(desc, "CREATED", &created);
+  MPI_Bcast(&created, 1, MPI_LONG_LONG, 0, scr.comm_world);
+  scr_kvtree_set_kv_int(desc, "CREATED", created);
   scr_filemap_set_file_count(scr.filemap, id, scr.rank, 0);
   int rc = scr_cache_save_filemap();
   if (!scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world)) {

@@ -11,7 +11,6 @@
 #include "scr_globals.h"
 #include "scr_mpi.h"
 #include "scr_cache.h"
-#include "scr_mpi.h"
 #include "scr_redundancy.h"
 #include "scr_fetch.h"
 #include "scr_restart.h"
@@ -66,19 +65,22 @@ int scr_restart_select(int below)
   return id >= 0 ? SCR_SUCCESS : SCR_ERR_NOENT;
 }
 
-/* collective: id of the complete checkpoint called name in cache on every rank, else -1 */
+/* collective: id of the checkpoint called name in cache, intact on every rank
+ * after its redundancy rebuilt what was lost, else -1 */
 static int scr_restart_find_cached(const char* name)
 {
-  int found = -1;
+  int local = -1, found = -1;
   scr_kvtree_elem* e;
   for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
     scr_kvtree* desc = scr_kvtree_get(scr_kvtree_elem_tree(e), "DSETDESC");
     const char* n = scr_dataset_get_name(desc);
     int id = (int) scr_kvtree_elem_key_int(e);
-    if (n && strcmp(n, name) == 0 && scr_dataset_is_checkpoint(desc) && id > found) found = id;
+    if (n && strcmp(n, name) == 0 && scr_dataset_is_checkpoint(desc) && id > local) local = id;
   }
-  int ok = scr_mpi_all_true(found >= 0 && scr_cache_check_dataset(found), scr.comm_world);
-  return ok ? found : -1;
+  /* a rank that lost its cache does not know the name: the others tell it the id */
+  MPI_Allreduce(&local, &found, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  if (found < 0) return -1;
+  return scr_redundancy_recover(found) == SCR_SUCCESS ? found : -1;
 }
 
 static int scr_restart_mark_current(scr_kvtree* index, void* arg)

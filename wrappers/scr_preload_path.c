@@ -1,0 +1,77 @@
+/* scr_preload_path.c - lexical path normalization into a fixed buffer for the
+ * wrappers' match path, where allocating is not allowed. */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "scr_preload_path.h"
+
+/* append the components of s to the absolute path out[0 .. *used), which has
+ * no trailing '/' except for the root; 0 when it does not fit */
+static int path_append(char* out, size_t* used, size_t size, const char* s)
+{
+  size_t n = *used;
+  while (*s) {
+    while (*s == '/') s++;
+    size_t length = strcspn(s, "/");
+    if (length == 0 || (length == 1 && s[0] == '.')) {
+      /* nothing to add */
+    } else if (length == 2 && s[0] == '.' && s[1] == '.') {
+      while (n > 1 && out[n - 1] != '/') n--;
+      if (n > 1) n--;   /* the '/' before the dropped component, unless it is the root */
+    } else {
+      size_t slash = n > 1;
+      if (n + slash + length + 1 > size) return 0;
+      if (slash) out[n] = '/';
+      memcpy(out + n + slash, s, length);
+      n += slash + length;
+    }
+    s += length;
+  }
+  *used = n;
+  return 1;
+}
+
+size_t scr_preload_path_normalize(const char* base, const char* path, char* out, size_t size)
+{
+  if (!path || path[0] == '\0' || size < 2) return 0;
+  size_t used = 1;
+  out[0] = '/';
+  if (path[0] != '/') {
+    if (!base || base[0] != '/' || !path_append(out, &used, size, base)) return 0;
+  }
+  if (!path_append(out, &used, size, path)) return 0;
+  out[used] = '\0';
+  return used;
+}
+
+size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size)
+{
+  if (!path || path[0] == '\0') return 0;
+  if (path[0] == '/') return scr_preload_path_normalize(NULL, path, out, size);
+
+  /* the base goes into out first, then is normalized together with path;
+   * normalizing never makes the text longer than base + '/' + path */
+  int saved_errno = errno;
+  size_t length = 0;
+  if (dirfd == AT_FDCWD) {
+    if (getcwd(out, size)) length = strlen(out);
+  } else {
+    char link[32];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+    ssize_t n = readlink(link, out, size - 1);
+    if (n > 0) {
+      out[n] = '\0';
+      length = (size_t) n;
+    }
+  }
+  errno = saved_errno;
+  if (length == 0 || out[0] != '/') return 0;
+
+  size_t used = 1;
+  if (!path_append(out, &used, size, out + 1) || !path_append(out, &used, size, path)) return 0;
+  out[used] = '\0';
+  return used;
+}

@@ -1,0 +1,19 @@
+/* scr_preload_path.h - absolute, normalized file names built in the caller's
+ * buffer, so that a wrapper can match a path against the rules without malloc. */
+#ifndef SCR_PRELOAD_PATH_H
+#define SCR_PRELOAD_PATH_H
+
+#include <stddef.h>
+
+/* path made absolute against base when it is relative (base must then be
+ * absolute), with "//" and "." dropped and ".." applied lexically, written
+ * NUL-terminated into out. Returns its length, or 0 when path is NULL or
+ * empty, or the result does not fit in size bytes. */
+size_t scr_preload_path_normalize(const char* base, const char* path, char* out, size_t size);
+
+/* the same with relative paths taken from the current directory (dirfd is
+ * AT_FDCWD) or from the directory open as dirfd, as openat does; 0 when that
+ * directory cannot be found. Calls getcwd or readlink, never malloc; keeps errno. */
+size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size);
+
+#endif
