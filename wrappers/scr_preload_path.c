@@ -25,7 +25,7 @@ static int path_append(char* out, size_t* used, size_t size, const char* s)
       size_t slash = n > 1;
       if (n + slash + length + 1 > size) return 0;
       if (slash) out[n] = '/';
-      memcpy(out + n + slash, s, length);
+      memmove(out + n + slash, s, length);   /* s may lie in out (resolve) */
       n += slash + length;
     }
     s += length;

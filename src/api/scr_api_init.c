@@ -10,10 +10,12 @@
 #include "scr_log.h"
 #include "scr_env.h"
 #include "scr_param.h"
+#include "scr_config.h"
 #include "scr_globals.h"
 #include "scr_mpi.h"
 #include "scr_setup.h"
 #include "scr_cache.h"
+#include "scr_cache_distribute.h"
 #include "scr_flush.h"
 #include "scr_halt.h"
 #include "scr_restart.h"
@@ -69,6 +71,7 @@ int SCR_Init(void)
   scr_event_log("INIT", "ranks=%d prefix=%s", scr.ranks, scr.prefix);
   scr_reddesc_init();
   scr_cache_load_filemap();
+  scr_cache_distribute();
   scr_cache_start_reaper();
   scr_restart_init_counters();
   /* SCR_CURRENT (often set with SCR_Configf) names the checkpoint to restart from */
@@ -126,20 +129,60 @@ int SCR_Finalize(void)
   return rc;
 }
 
+/* every rank passes the same SCR_Config lines (LLNL SCR requires it), so only
+ * rank 0 of MPI_COMM_WORLD (or a process outside MPI) reports what is wrong */
+static int scr_config_reports(void)
+{
+  int up = 0, rank = 0;
+  MPI_Initialized(&up);
+  if (up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank == 0;
+}
+
+/* 1 if a KEY=VALUE or descriptor line parses, without printing anything */
+static int scr_config_line_parses(const char* line)
+{
+  char err[1024];
+  scr_kvtree* scratch = scr_kvtree_new();
+  int ok = scr_config_parse_string(line, "SCR_Config", scratch, err, sizeof(err)) == SCR_SUCCESS;
+  scr_kvtree_delete(&scratch);
+  return ok;
+}
+
 const char* SCR_Config(const char* config)
 {
   if (!config) return NULL;
   /* a query names a key ("KEY") or one descriptor attribute ("CKPT=0 TYPE"):
-   * its last word has no '=' */
+   * its last word has no '=' and, with several words, its first word has one */
+  const char* start = config;
+  while (*start == ' ' || *start == '\t') start++;
   const char* end = config + strlen(config);
-  while (end > config && (end[-1] == ' ' || end[-1] == '\t')) end--;
+  while (end > start && (end[-1] == ' ' || end[-1] == '\t')) end--;
   const char* last = end;
-  while (last > config && last[-1] != ' ' && last[-1] != '\t') last--;
-  if (last < end && memchr(last, '=', (size_t) (end - last)) == NULL)
+  while (last > start && last[-1] != ' ' && last[-1] != '\t') last--;
+  size_t first_len = strcspn(start, " \t");
+  int is_query = last < end && memchr(last, '=', (size_t) (end - last)) == NULL;
+  if (is_query && (last == start || memchr(start, '=', first_len) != NULL))
     return scr_param_app_query(config);
   if (scr.initialized) {
     scr_err("SCR_Config(\"%s\") after SCR_Init has no effect: call SCR_Config before SCR_Init",
             config);
+    return NULL;
+  }
+  if (start == end) return NULL; /* an empty line sets nothing, as in a config file */
+  if (is_query) {
+    /* "SCR_FLUSH 1" is neither a setting nor a query: SCR_Init will fail */
+    if (scr_config_reports())
+      scr_err("SCR_Config(\"%s\"): expected KEY=VALUE, KEY=, a descriptor line "
+              "(NAME=VALUE KEY=VALUE ...), or KEY to query", config);
+    scr_setup_app_config_error = 1;
+    return NULL;
+  }
+  size_t n = (size_t) (end - start);
+  int unset = start[n - 1] == '=';
+  if (!unset && !scr_config_reports() && !scr_config_line_parses(config)) {
+    /* rank 0 prints the reason; this rank only remembers that SCR_Init must fail */
+    scr_setup_app_config_error = 1;
     return NULL;
   }
   if (scr_param_app_set(config) != SCR_SUCCESS) scr_setup_app_config_error = 1;

@@ -1,0 +1,150 @@
+/* scr_preload_real.h - the one table of functions the preload layer wraps and
+ * the pointers to their real versions, plus the guard for the library's own I/O. */
+#ifndef SCR_PRELOAD_REAL_H
+#define SCR_PRELOAD_REAL_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <mpi.h>
+
+/* Symbol versions, for the symbols where plain dlsym could hand back an old
+ * ABI: glibc 2.33 added real stat/lstat/fstatat symbols (older programs call
+ * __xstat and friends, which take a version number); i386 keeps a 2.0 libio
+ * fopen/fclose and 2.1 readdir64/scandir64 beside the current ones. Where the
+ * version is not found (another architecture or libc) the resolver falls
+ * back to dlsym. */
+#define SCR_PRELOAD_STAT_VERSION "GLIBC_2.33"
+#if defined(__i386__)
+#define SCR_PRELOAD_LIBIO_VERSION "GLIBC_2.1"
+#define SCR_PRELOAD_DIRENT64_VERSION "GLIBC_2.2"
+#else
+#define SCR_PRELOAD_LIBIO_VERSION NULL
+#define SCR_PRELOAD_DIRENT64_VERSION NULL
+#endif
+
+typedef int (*scr_preload_scandir_filter)(const struct dirent*);
+typedef int (*scr_preload_scandir_compare)(const struct dirent**, const struct dirent**);
+typedef int (*scr_preload_scandir64_filter)(const struct dirent64*);
+typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const struct dirent64**);
+
+/* X(name, symbol, version, return type, parameters): every function the layer
+ * wraps, whether or not its wrapper exists yet. The MPI entries resolve the
+ * profiling names, so that the wrapper of MPI_Init calls PMPI_Init. */
+#define SCR_PRELOAD_REAL_FUNCTIONS(X) \
+  /* opening: route matching files to the cache */ \
+  X(open, "open", NULL, int, (const char*, int, ...)) \
+  X(open64, "open64", NULL, int, (const char*, int, ...)) \
+  X(openat, "openat", NULL, int, (int, const char*, int, ...)) \
+  X(openat64, "openat64", NULL, int, (int, const char*, int, ...)) \
+  X(creat, "creat", NULL, int, (const char*, mode_t)) \
+  X(creat64, "creat64", NULL, int, (const char*, mode_t)) \
+  /* _FORTIFY_SOURCE builds call these instead of open */ \
+  X(__open_2, "__open_2", NULL, int, (const char*, int)) \
+  X(__open64_2, "__open64_2", NULL, int, (const char*, int)) \
+  X(__openat_2, "__openat_2", NULL, int, (int, const char*, int)) \
+  X(__openat64_2, "__openat64_2", NULL, int, (int, const char*, int)) \
+  /* glibc's fopen does not go through the open symbol */ \
+  X(fopen, "fopen", SCR_PRELOAD_LIBIO_VERSION, FILE*, (const char*, const char*)) \
+  X(fopen64, "fopen64", NULL, FILE*, (const char*, const char*)) \
+  X(freopen, "freopen", NULL, FILE*, (const char*, const char*, FILE*)) \
+  X(freopen64, "freopen64", NULL, FILE*, (const char*, const char*, FILE*)) \
+  /* keeping the dataset's file list exact */ \
+  X(close, "close", NULL, int, (int)) \
+  X(fclose, "fclose", SCR_PRELOAD_LIBIO_VERSION, int, (FILE*)) \
+  X(rename, "rename", NULL, int, (const char*, const char*)) \
+  X(renameat, "renameat", NULL, int, (int, const char*, int, const char*)) \
+  X(renameat2, "renameat2", NULL, int, (int, const char*, int, const char*, unsigned int)) \
+  X(unlink, "unlink", NULL, int, (const char*)) \
+  X(unlinkat, "unlinkat", NULL, int, (int, const char*, int)) \
+  X(truncate, "truncate", NULL, int, (const char*, off_t)) \
+  X(truncate64, "truncate64", NULL, int, (const char*, off64_t)) \
+  X(dup, "dup", NULL, int, (int)) \
+  X(dup2, "dup2", NULL, int, (int, int)) \
+  X(dup3, "dup3", NULL, int, (int, int, int)) \
+  X(fcntl, "fcntl", NULL, int, (int, int, ...)) \
+  X(fcntl64, "fcntl64", NULL, int, (int, int, ...)) \
+  /* virtual dataset directories */ \
+  X(mkdir, "mkdir", NULL, int, (const char*, mode_t)) \
+  X(mkdirat, "mkdirat", NULL, int, (int, const char*, mode_t)) \
+  /* restored files visible at their original paths */ \
+  X(stat, "stat", SCR_PRELOAD_STAT_VERSION, int, (const char*, struct stat*)) \
+  X(lstat, "lstat", SCR_PRELOAD_STAT_VERSION, int, (const char*, struct stat*)) \
+  X(fstatat, "fstatat", SCR_PRELOAD_STAT_VERSION, int, (int, const char*, struct stat*, int)) \
+  X(stat64, "stat64", SCR_PRELOAD_STAT_VERSION, int, (const char*, struct stat64*)) \
+  X(lstat64, "lstat64", SCR_PRELOAD_STAT_VERSION, int, (const char*, struct stat64*)) \
+  X(fstatat64, "fstatat64", SCR_PRELOAD_STAT_VERSION, int, (int, const char*, struct stat64*, int)) \
+  X(statx, "statx", NULL, int, (int, const char*, int, unsigned int, struct statx*)) \
+  /* what programs built against glibc before 2.33 call for stat and friends */ \
+  X(__xstat, "__xstat", NULL, int, (int, const char*, struct stat*)) \
+  X(__lxstat, "__lxstat", NULL, int, (int, const char*, struct stat*)) \
+  X(__fxstatat, "__fxstatat", NULL, int, (int, int, const char*, struct stat*, int)) \
+  X(__xstat64, "__xstat64", NULL, int, (int, const char*, struct stat64*)) \
+  X(__lxstat64, "__lxstat64", NULL, int, (int, const char*, struct stat64*)) \
+  X(__fxstatat64, "__fxstatat64", NULL, int, (int, int, const char*, struct stat64*, int)) \
+  X(access, "access", NULL, int, (const char*, int)) \
+  X(faccessat, "faccessat", NULL, int, (int, const char*, int, int)) \
+  /* listings of the rules' directories */ \
+  X(opendir, "opendir", NULL, DIR*, (const char*)) \
+  X(readdir, "readdir", NULL, struct dirent*, (DIR*)) \
+  X(readdir64, "readdir64", SCR_PRELOAD_DIRENT64_VERSION, struct dirent64*, (DIR*)) \
+  X(closedir, "closedir", NULL, int, (DIR*)) \
+  X(scandir, "scandir", NULL, int, (const char*, struct dirent***, scr_preload_scandir_filter, \
+                                    scr_preload_scandir_compare)) \
+  X(scandir64, "scandir64", SCR_PRELOAD_DIRENT64_VERSION, int, (const char*, struct dirent64***, \
+                                    scr_preload_scandir64_filter, scr_preload_scandir64_compare)) \
+  /* MPI: the profiling interface, absent outside MPI programs */ \
+  X(MPI_Init, "PMPI_Init", NULL, int, (int*, char***)) \
+  X(MPI_Init_thread, "PMPI_Init_thread", NULL, int, (int*, char***, int, int*)) \
+  X(MPI_Finalize, "PMPI_Finalize", NULL, int, (void)) \
+  X(MPI_Barrier, "PMPI_Barrier", NULL, int, (MPI_Comm))
+
+/* scr_preload_real.open and so on: NULL until resolved */
+typedef struct {
+#define SCR_PRELOAD_REAL_MEMBER(name, symbol, version, type, parameters) type (*name) parameters;
+  SCR_PRELOAD_REAL_FUNCTIONS(SCR_PRELOAD_REAL_MEMBER)
+#undef SCR_PRELOAD_REAL_MEMBER
+} scr_preload_real_table;
+
+extern scr_preload_real_table scr_preload_real;
+
+/* SCR_PRELOAD_REAL_INDEX_open and so on, in table order */
+enum {
+#define SCR_PRELOAD_REAL_ENUM(name, symbol, version, type, parameters) SCR_PRELOAD_REAL_INDEX_##name,
+  SCR_PRELOAD_REAL_FUNCTIONS(SCR_PRELOAD_REAL_ENUM)
+#undef SCR_PRELOAD_REAL_ENUM
+  SCR_PRELOAD_REAL_COUNT
+};
+
+/* the real function, resolved on first use: SCR_REAL(open)(path, flags, mode).
+ * NULL when the symbol does not exist, or when asked for while this thread is
+ * inside dlsym (dlsym may call calloc, and an allocator may open files);
+ * callers then fall back to the system call or fail with ENOSYS. */
+#define SCR_REAL(name) \
+  (__builtin_expect(__atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED) != NULL, 1) \
+     ? __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED) \
+     : (scr_preload_real_resolve(SCR_PRELOAD_REAL_INDEX_##name), \
+        __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED)))
+
+/* look up one entry (dlvsym with its version, else dlsym, both RTLD_NEXT);
+ * returns 1 when the pointer is set. Thread-safe: racing threads store the
+ * same value. */
+int scr_preload_real_resolve(int index);
+/* look up every entry; the library's constructor calls it once */
+void scr_preload_real_resolve_all(void);
+
+/* the table's columns, for messages and tests */
+const char* scr_preload_real_name(int index);
+const char* scr_preload_real_symbol(int index);
+const char* scr_preload_real_version(int index);
+
+/* Guard around the library's own I/O: while a thread is inside, the wrappers
+ * pass every call straight to the real function, so that the cache, the
+ * configuration and the log never re-enter the routing logic. Nests. */
+extern __thread int scr_preload_real_internal_depth __attribute__((tls_model("initial-exec")));
+static inline void scr_preload_real_enter(void) { scr_preload_real_internal_depth++; }
+static inline void scr_preload_real_leave(void) { scr_preload_real_internal_depth--; }
+static inline int scr_preload_real_is_internal(void) { return scr_preload_real_internal_depth > 0; }
+
+#endif
