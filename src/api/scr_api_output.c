@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "scr.h"
 #include "scr_error.h"
 #include "scr_log.h"
@@ -165,19 +166,39 @@ static int scr_route_resolve(const char* name, char** abs, char** rel)
   return SCR_SUCCESS;
 }
 
-/* during restart: the cached copy of name in the restart dataset */
-static int scr_route_restart(const char* abs, char* file)
+/* during restart: the cached copy of name in the restart dataset. A bare file
+ * name that is not found as given is looked up by its base name, as LLNL SCR
+ * still allows (deprecated there); it must then name exactly one file. */
+static int scr_route_restart(const char* name, const char* abs, char* file)
 {
+  const char* found = NULL;
+  int matches = 0;
+  int bare = strchr(name, '/') == NULL;
   scr_kvtree_elem* e;
   for (e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, scr.restart_id, scr.rank)); e;
        e = scr_kvtree_next(e)) {
     const char* orig = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "ORIG");
-    if (orig && strcmp(orig, abs) == 0) {
-      snprintf(file, SCR_MAX_FILENAME, "%s", scr_kvtree_elem_key(e));
-      return SCR_SUCCESS;
+    if (!orig) continue;
+    if (strcmp(orig, abs) == 0) {
+      found = scr_kvtree_elem_key(e);
+      matches = 1;
+      break;
+    }
+    const char* base = strrchr(orig, '/');
+    if (bare && strcmp(base ? base + 1 : orig, name) == 0) {
+      found = scr_kvtree_elem_key(e);
+      matches++;
     }
   }
-  return SCR_FAILURE;
+  if (matches > 1) {
+    scr_err("SCR_Route_file(\"%s\"): %d files of restart dataset '%s' have that name: give "
+            "the path the file was written under", name, matches, scr.restart_name);
+    return SCR_FAILURE;
+  }
+  /* LLNL SCR checks that a restart file can be read before handing it out */
+  if (!found || access(found, R_OK) != 0) return SCR_FAILURE;
+  snprintf(file, SCR_MAX_FILENAME, "%s", found);
+  return SCR_SUCCESS;
 }
 
 int SCR_Route_file(const char* name, char* file)
@@ -206,12 +227,13 @@ int SCR_Route_file(const char* name, char* file)
     }
     if (rc == SCR_SUCCESS) scr_dbg(2, "routed %s to %s", abs, file);
   } else if (scr.in_restart) {
-    rc = scr_route_restart(abs, file);
+    rc = scr_route_restart(name, abs, file);
     if (rc != SCR_SUCCESS)
       scr_dbg(1, "SCR_Route_file(\"%s\"): not part of restart dataset '%s'", name,
               scr.restart_name);
   } else {
-    snprintf(file, SCR_MAX_FILENAME, "%s", abs);
+    /* outside output and restart LLNL SCR hands the name back verbatim */
+    snprintf(file, SCR_MAX_FILENAME, "%s", name);
     rc = SCR_SUCCESS;
   }
   free(rel);

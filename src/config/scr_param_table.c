@@ -97,7 +97,7 @@ static const scr_param_def table[] = {
   SIMPLE("SCR_CACHE_PURGE", T(BOOL), "0", G(CACHE), NO, "delete every cached dataset during SCR_Init"),
 
   /* redundancy */
-  { .name = "SCR_COPY_TYPE", .type = T(ENUM), .default_value = "SINGLE", .group = G(REDUNDANCY),
+  { .name = "SCR_COPY_TYPE", .type = T(ENUM), .default_value = "XOR", .group = G(REDUNDANCY),
     .effective = YES, .choices = copy_types, .min = 1, .max = 0,
     .description = "redundancy scheme of the implied checkpoint descriptor; FILE uses the CKPT descriptors" },
   RANGED("SCR_SET_SIZE", "8", G(REDUNDANCY), YES, 1, BIG, "minimum number of ranks in an XOR or RS set"),

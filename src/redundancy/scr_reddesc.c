@@ -15,6 +15,8 @@
 #include "scr_reddesc.h"
 
 static struct scr_reddesc* scr_reddescs = NULL;
+/* the built-in default cannot form sets on one node: that is no news to report */
+static int scr_reddesc_quiet = 0;
 static int scr_reddesc_count = 0;
 
 const char* scr_reddesc_type_name(enum scr_copy_type type)
@@ -125,7 +127,10 @@ static void scr_reddesc_setup(struct scr_reddesc* d)
   int first_bad = ok ? scr.ranks : scr.rank, reporter = scr.ranks;
   MPI_Allreduce(&first_bad, &reporter, 1, MPI_INT, MPI_MIN, scr.comm_world);
   if (reporter < scr.ranks) {
-    if (scr.rank == reporter)
+    if (scr.rank == reporter && scr_reddesc_quiet)
+      scr_dbg(1, "default CKPT TYPE=%s not used: %s; checkpoints get SINGLE",
+              scr_reddesc_type_name(d->type), reason);
+    else if (scr.rank == reporter)
       scr_warn("CKPT=%d TYPE=%s cannot be used: %s; checkpoints it covers get SINGLE",
                d->index, scr_reddesc_type_name(d->type), reason);
     MPI_Comm_free(&d->set_comm);
@@ -150,6 +155,7 @@ static void scr_reddesc_fill(struct scr_reddesc* d, int index, const scr_kvtree*
   scr_param_get_int("SCR_HOP_DISTANCE", &hop);
   const char* type = scr_kvtree_get_val(attrs, "TYPE");
   if (!type) type = scr_param_get("SCR_COPY_TYPE");
+  if (!type || strcasecmp(type, "FILE") == 0) type = "XOR";
   const char* group = scr_kvtree_get_val(attrs, "GROUP");
   if (!group) group = scr_param_get("SCR_GROUP");
 
@@ -171,7 +177,11 @@ static void scr_reddesc_fill(struct scr_reddesc* d, int index, const scr_kvtree*
 int scr_reddesc_init(void)
 {
   const scr_kvtree* ckpts = scr_param_get_descriptors("CKPT");
+  const char* copy_type = scr_param_get("SCR_COPY_TYPE");
+  int explicit_type = strcmp(scr_param_origin("SCR_COPY_TYPE"), "default") != 0;
   int n = scr_kvtree_size(ckpts);
+  if (explicit_type && copy_type && strcasecmp(copy_type, "FILE") != 0) n = 0;
+  scr_reddesc_quiet = !explicit_type && n == 0;
   scr_reddesc_count = n > 0 ? n : 1;
   scr_reddescs = calloc(scr_reddesc_count, sizeof(*scr_reddescs));
   if (n == 0) {

@@ -104,12 +104,13 @@ static void usage(void)
           "         [--path TEMPLATE] [--mkdir] [--step-sleep MS] [--ckpt-sleep MS]\n"
           "         [--config LINE]... [--version] [--current NAME] [--drop NAME]\n"
           "         [--delete NAME] [--restart-route NAME] [--invalid-step STEP]\n"
-          "         [--crash-during STEP]\n"
+          "         [--crash-during STEP] [--route-idle NAME]\n"
           "       scr-test-app --check FILE STEP RANK BYTES\n"
           "TEMPLATE names each rank's checkpoint file with {step} and {rank}\n"
           "(default ckpt.{step}/rank_{rank}.dat); --config calls SCR_Config before SCR_Init\n"
           "and prints what it returned; --current, --drop and --delete run after SCR_Init,\n"
-          "before the restart, in the order given.\n");
+          "before the restart, in the order given; --restart-route routes one more file\n"
+          "(a TEMPLATE) while restarting; --route-idle routes NAME outside any phase.\n");
   exit(2);
 }
 
@@ -120,6 +121,7 @@ int main(int argc, char** argv)
   int invalid_step = -1, crash_during = -1;
   const char* tmpl = "ckpt.{step}/rank_{rank}.dat";
   const char* restart_route = NULL;
+  const char* route_idle = NULL;
   const char* configs[32];
   int nconfigs = 0;
   const char* manage[32][2];  /* {call, name} pairs */
@@ -149,6 +151,7 @@ int main(int argc, char** argv)
       manage[nmanage++][1] = argv[++i];
     }
     else if (!strcmp(argv[i], "--restart-route") && i + 1 < argc) restart_route = argv[++i];
+    else if (!strcmp(argv[i], "--route-idle") && i + 1 < argc) route_idle = argv[++i];
     else if (!strcmp(argv[i], "--invalid-step") && i + 1 < argc) invalid_step = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--crash-during") && i + 1 < argc) crash_during = atoi(argv[++i]);
     else usage();
@@ -167,6 +170,11 @@ int main(int argc, char** argv)
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   if (print_version && rank == 0) printf("version: %s\n", SCR_Get_version());
+  if (route_idle) {
+    char routed[SCR_MAX_FILENAME];
+    int rc = SCR_Route_file(route_idle, routed);
+    if (rank == 0) printf("idle route %s: %s\n", route_idle, rc == SCR_SUCCESS ? routed : "failed");
+  }
   for (int i = 0; i < nmanage; i++) {
     const char* call = manage[i][0];
     const char* n = manage[i][1];
@@ -188,8 +196,12 @@ int main(int argc, char** argv)
     expand_path(path, sizeof(path), tmpl, step, rank);
     int valid = SCR_Route_file(path, file) == SCR_SUCCESS && check_file(file, step, rank, bytes);
     if (restart_route) {
-      char other[SCR_MAX_FILENAME];
-      report("restart route", restart_route, SCR_Route_file(restart_route, other));
+      char other[SCR_MAX_FILENAME], routed[SCR_MAX_FILENAME];
+      expand_path(other, sizeof(other), restart_route, step, rank);
+      int rc = SCR_Route_file(other, routed);
+      /* the routed file must be the one written under that name */
+      if (rc == SCR_SUCCESS && !check_file(routed, step, rank, bytes)) rc = SCR_FAILURE;
+      report("restart route", restart_route, rc);
     }
     if (invalid_restart) valid = 0, invalid_restart = 0;
     if (SCR_Complete_restart(valid) == SCR_SUCCESS) {
