@@ -1,6 +1,7 @@
 /* scr_api_output.c - writing datasets: SCR_Need_checkpoint, SCR_Start_output,
  * SCR_Route_file, SCR_Complete_output and their checkpoint-only forms. */
 #include "config.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_path.h"
+#include "scr_io.h"
 #include "scr_filemap.h"
 #include "scr_dataset.h"
 #include "scr_globals.h"
@@ -134,6 +136,8 @@ int SCR_Start_output(const char* name, int flags)
   MPI_Bcast(&created, 1, MPI_LONG_LONG, 0, scr.comm_world);
   scr_kvtree_set_kv_int(desc, "CREATED", created);
   scr_filemap_set_file_count(scr.filemap, id, scr.rank, 0);
+  /* a bypass dataset is written on the prefix directory: flushing it is only metadata */
+  if (scr.cache_bypass) scr_kvtree_set_kv_int(dset, "BYPASS", 1);
   int rc = scr_cache_save_filemap();
   if (!scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world)) {
     scr_cache_delete_dataset(id);
@@ -221,6 +225,11 @@ int SCR_Route_file(const char* name, char* file)
     } else if (scr.cache_bypass) {
       scr_filemap_add_file(scr.filemap, scr.output_id, scr.rank, abs, abs, rel);
       rc = scr_cache_save_filemap();
+      /* the application need not create directories, wherever SCR puts the file */
+      char* parent = scr_path_dirname(abs);
+      if (rc == SCR_SUCCESS && (rc = scr_io_mkdir_p(parent, 0755)) != SCR_SUCCESS)
+        scr_err("SCR_Route_file(\"%s\"): cannot create %s: %s", name, parent, strerror(errno));
+      free(parent);
       snprintf(file, SCR_MAX_FILENAME, "%s", abs);
     } else {
       rc = scr_cache_route_file(scr.output_id, abs, rel, file, SCR_MAX_FILENAME);

@@ -33,6 +33,11 @@ int scr_flush_is_due(int id)
   scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC");
   if (!desc || scr_flush_is_flushed(id)) return 0;
   if (scr_dataset_is_output(desc)) return 1;
+  /* a bypass dataset already is on the prefix directory: indexing it costs
+   * only metadata, and an unindexed one could not be fetched by a new run */
+  long long bypass = 0;
+  scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), "BYPASS", &bypass);
+  if (bypass) return 1;
   long long ckpt = 0;
   scr_kvtree_get_int(desc, "CKPT", &ckpt);
   return scr.flush > 0 && ckpt % scr.flush == 0;

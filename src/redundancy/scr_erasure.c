@@ -95,13 +95,14 @@ int scr_erasure_encode(struct scr_erasure* e, struct scr_stream* data, struct sc
         /* data position: add our chunk s to the partial parity */
         if (scr_stream_read(data, (uint64_t) s * e->chunk + off, chunk, len) != SCR_SUCCESS) ok = 0;
         if (k == 1) {
+          /* accumulate in place: as fast as a memcpy, where a third buffer is not */
           if (s == 0) {
-            memcpy(out, chunk, len);
+            send = chunk;
           } else {
-            void* v[3] = { in, chunk, out };
+            void* v[3] = { in, chunk, in };
             xor_gen(3, (int) len, v);
+            send = in;
           }
-          send = out;
         } else {
           unsigned char* rows[k];
           if (s == 0) memset(in, 0, len * k);
