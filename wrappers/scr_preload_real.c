@@ -85,3 +85,9 @@ const char* scr_preload_real_version(int index)
 {
   return index >= 0 && index < SCR_PRELOAD_REAL_COUNT ? real_entries[index].version : NULL;
 }
+
+void* scr_preload_real_address(int index)
+{
+  if (index < 0 || index >= SCR_PRELOAD_REAL_COUNT) return NULL;
+  return __atomic_load_n(real_slot(index), __ATOMIC_RELAXED);
+}

@@ -138,6 +138,8 @@ void scr_preload_real_resolve_all(void);
 const char* scr_preload_real_name(int index);
 const char* scr_preload_real_symbol(int index);
 const char* scr_preload_real_version(int index);
+/* the pointer as resolved so far, NULL when not (yet) found */
+void* scr_preload_real_address(int index);
 
 /* Guard around the library's own I/O: while a thread is inside, the wrappers
  * pass every call straight to the real function, so that the cache, the

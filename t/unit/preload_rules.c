@@ -244,7 +244,7 @@ static void test_errors(void)
   bad("PRELOAD=x}y\n", "rules.conf:2:", "'}' at character 2 has no opening '{'", "stray }");
   bad("PRELOAD={step}{rank}\n", "rules.conf:2:", "two placeholders meet", "adjacent placeholders");
   bad("PRELOAD=x[z-a]\n", "rules.conf:2:", "reversed range", "reversed range");
-  bad("PRELOAD=x\\\\\n", "rules.conf:2:", "escapes nothing", "trailing backslash");
+  bad("PRELOAD=x\\\n", "rules.conf:2:", "escapes nothing", "trailing backslash");
   bad("PRELOAD=*/../x\n", "rules.conf:2:", "'..' follows a component with wildcards", ".. after a wildcard");
   bad("PRELOAD=.\n", "rules.conf:2:", "names a directory", "'.' names the prefix");
   bad("PRELOAD=a/..\n", "rules.conf:2:", "names a directory", "'a/..' names the prefix");

@@ -1,0 +1,158 @@
+/* preload_real.c - unit tests of the real-function table: every libc entry
+ * resolves to libc's own symbol, the guard nests per thread, dlsym cannot recurse. */
+#include "config.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "scr_preload_path.h"
+#include "scr_preload_real.h"
+#include "tap.h"
+
+/* --- an allocator that, like some do during their first call, opens a file:
+ * while armed, each malloc asks the table for unlink, which exists in libc
+ * but is not resolved yet; inside dlsym the table must refuse */
+#if !defined(__SANITIZE_ADDRESS__)
+extern void* __libc_malloc(size_t size);
+static int allocator_armed = 0;
+static int allocator_calls = 0;
+static int allocator_resolved = 0;
+void* malloc(size_t size)
+{
+  if (allocator_armed) {
+    allocator_armed = 0;
+    allocator_calls++;
+    allocator_resolved += scr_preload_real_resolve(SCR_PRELOAD_REAL_INDEX_unlink);
+    allocator_armed = 1;
+  }
+  return __libc_malloc(size);
+}
+#endif
+
+static void* thread_guard(void* arg)
+{
+  (void) arg;
+  return (void*) (long) scr_preload_real_is_internal();
+}
+
+static void test_table(void)
+{
+  is_int(SCR_PRELOAD_REAL_COUNT, 55, "the table declares every wrapped function");
+  is_str(scr_preload_real_name(SCR_PRELOAD_REAL_INDEX_open), "open", "name column");
+  is_str(scr_preload_real_symbol(SCR_PRELOAD_REAL_INDEX_MPI_Init), "PMPI_Init", "MPI entries use the profiling name");
+  is_str(scr_preload_real_version(SCR_PRELOAD_REAL_INDEX_stat), "GLIBC_2.33", "stat asks for the 2.33 symbol");
+  ok(scr_preload_real_name(-1) == NULL && scr_preload_real_name(SCR_PRELOAD_REAL_COUNT) == NULL, "out-of-range index");
+  is_int(scr_preload_real_resolve(SCR_PRELOAD_REAL_COUNT), 0, "resolving an out-of-range index fails");
+
+  scr_preload_real_resolve_all();
+  int missing = 0;
+  for (int i = 0; i < SCR_PRELOAD_REAL_COUNT; i++) {
+    const char* symbol = scr_preload_real_symbol(i);
+    void* slot = scr_preload_real_address(i);
+    if (strncmp(symbol, "PMPI_", 5) == 0) continue;
+    /* the test does not define these, so the first definition is libc's */
+    void* expected = dlsym(RTLD_DEFAULT, symbol);
+    if (!slot || slot != expected) {
+      missing++;
+      printf("# %s: resolved %p, libc has %p\n", symbol, slot, expected);
+    }
+  }
+  is_int(missing, 0, "every libc entry resolves to libc's symbol");
+  ok(SCR_REAL(MPI_Init) == NULL, "PMPI_Init is absent outside an MPI program");
+
+  /* the resolved pointers work and keep errno as libc sets it */
+  int fd = SCR_REAL(open)("/", O_RDONLY | O_DIRECTORY);
+  ok(fd >= 0, "SCR_REAL(open) opens");
+  is_int(SCR_REAL(close)(fd), 0, "SCR_REAL(close) closes");
+  errno = 0;
+  struct stat st;
+  is_int(SCR_REAL(stat)("/nonexistent/x", &st), -1, "SCR_REAL(stat) of a missing file fails");
+  is_int(errno, ENOENT, "... with ENOENT");
+  errno = 1234;
+  ok(SCR_REAL(fopen)("/nonexistent/y", "r") == NULL && errno == ENOENT, "SCR_REAL(fopen) sets errno");
+  errno = 1234;
+  scr_preload_real_resolve(SCR_PRELOAD_REAL_INDEX_MPI_Barrier);
+  is_int(errno, 1234, "a failed lookup keeps errno");
+  ok(dlerror() == NULL, "a failed lookup leaves no dlerror message behind");
+}
+
+static void test_guard(void)
+{
+  is_int(scr_preload_real_is_internal(), 0, "outside the guard");
+  scr_preload_real_enter();
+  scr_preload_real_enter();
+  is_int(scr_preload_real_is_internal(), 1, "inside the guard");
+  scr_preload_real_leave();
+  is_int(scr_preload_real_is_internal(), 1, "the guard nests");
+  pthread_t thread;
+  void* other = (void*) 1;
+  pthread_create(&thread, NULL, thread_guard, NULL);
+  pthread_join(thread, &other);
+  is_int((long) other, 0, "another thread is not inside this thread's guard");
+  scr_preload_real_leave();
+  is_int(scr_preload_real_is_internal(), 0, "left the guard");
+}
+
+static void test_reentry(void)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+  /* a lookup that fails makes glibc allocate its error message */
+  scr_preload_real.unlink = NULL;
+  allocator_armed = 1;
+  int found = scr_preload_real_resolve(SCR_PRELOAD_REAL_INDEX_MPI_Finalize);
+  allocator_armed = 0;
+  is_int(found, 0, "PMPI_Finalize is absent");
+  if (allocator_calls == 0) {
+    printf("ok %d - # SKIP dlsym did not allocate here\n", ++tap_count);
+  } else {
+    is_int(allocator_resolved, 0, "a lookup from inside dlsym returns at once, without recursing");
+  }
+  ok(scr_preload_real.unlink == NULL, "the refused entry stays unresolved");
+  ok(SCR_REAL(unlink) == dlsym(RTLD_DEFAULT, "unlink"), "and resolves on its next use outside dlsym");
+  is_int(scr_preload_real_is_internal(), 0, "the guard is left after a lookup");
+#else
+  printf("ok %d - # SKIP the address sanitizer owns malloc\n", ++tap_count);
+#endif
+}
+
+static void test_paths(void)
+{
+  char out[64];
+  is_int(scr_preload_path_normalize(NULL, "/a//b/./c/../d/", out, sizeof(out)), 6, "normalize: length");
+  is_str(out, "/a/b/d", "normalize: '//', '.', '..' and a trailing '/'");
+  scr_preload_path_normalize("/base/dir", "../x/./y", out, sizeof(out));
+  is_str(out, "/base/x/y", "normalize: relative to a base");
+  scr_preload_path_normalize(NULL, "/../..", out, sizeof(out));
+  is_str(out, "/", "normalize: never above the root");
+  is_int(scr_preload_path_normalize(NULL, "/abc", out, 4), 0, "normalize: 0 when it does not fit");
+  is_int(scr_preload_path_normalize(NULL, "", out, sizeof(out)), 0, "normalize: the empty path gives 0");
+  is_int(scr_preload_path_normalize(NULL, NULL, out, sizeof(out)), 0, "normalize: NULL gives 0");
+  is_int(scr_preload_path_normalize(NULL, "relative", out, sizeof(out)), 0, "normalize: relative without base gives 0");
+
+  char cwd[4096], expect[4200], buffer[4200];
+  if (!getcwd(cwd, sizeof(cwd))) cwd[0] = '\0';
+  snprintf(expect, sizeof(expect), "%s/x", strcmp(cwd, "/") ? cwd : "");
+  errno = 77;
+  scr_preload_path_resolve(AT_FDCWD, "./x", buffer, sizeof(buffer));
+  is_str(buffer, expect, "resolve: relative to the current directory");
+  is_int(errno, 77, "resolve: keeps errno");
+  int dirfd = open("/usr", O_RDONLY | O_DIRECTORY);
+  scr_preload_path_resolve(dirfd, "lib/../bin", buffer, sizeof(buffer));
+  is_str(buffer, "/usr/bin", "resolve: relative to a directory descriptor");
+  close(dirfd);
+  is_int(scr_preload_path_resolve(9999, "x", buffer, sizeof(buffer)), 0, "resolve: a bad descriptor gives 0");
+  scr_preload_path_resolve(9999, "/abs//y", buffer, sizeof(buffer));
+  is_str(buffer, "/abs/y", "resolve: an absolute path ignores the descriptor");
+}
+
+int main(void)
+{
+  test_table();
+  test_guard();
+  test_reentry();
+  test_paths();
+  return tap_done();
+}
