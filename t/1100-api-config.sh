@@ -1,8 +1,6 @@
 #!/bin/sh
-# SCR_Config before SCR_Init sets parameters under the environment and the user
-# file, answers queries, and a bad line stops SCR_Init with one clear message;
-# SCR_Get_version reports the package version.
-# (SCR_Config over the system file is in t/unit/param.t: its path is built in.)
+# SCR_Config before SCR_Init: ranks under environment and user file (over the system file:
+# t/unit/param.t), answers queries, a bad line fails SCR_Init; SCR_Get_version.
 . "$top_srcdir/t/test-lib.sh"
 
 test_expect_success 'SCR_Config("SCR_FLUSH=1") flushes every checkpoint (default: every 10th)' "

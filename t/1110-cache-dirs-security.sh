@@ -1,7 +1,6 @@
 #!/bin/sh
-# Control and cache directories are private (0700); one that already exists
-# owned by another user, or as a symbolic link, is refused before anything is
-# written; a missing $USER is not fatal.
+# Control and cache directories are created 0700; existing ones owned by another user
+# or symbolic links are refused before anything is written; a missing USER is not fatal.
 . "$top_srcdir/t/test-lib.sh"
 
 me=$(id -un)

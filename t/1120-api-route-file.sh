@@ -1,7 +1,6 @@
 #!/bin/sh
-# SCR_Route_file: during output only paths under SCR_PREFIX are accepted and they
-# keep their relative paths on the prefix directory; during restart only files
-# of the restarted dataset are found; outside both the name comes back as given.
+# SCR_Route_file: output paths must be under SCR_PREFIX and keep their relative paths;
+# restart finds only files of the dataset; outside both the name comes back as given.
 . "$top_srcdir/t/test-lib.sh"
 
 test_expect_success 'a file outside the prefix directory is refused during output' "

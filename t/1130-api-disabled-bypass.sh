@@ -1,6 +1,5 @@
 #!/bin/sh
-# SCR_ENABLE=0 turns every call into a pass-through: files go where the
-# application names them and SCR keeps nothing. SCR_CACHE_BYPASS=1 writes
+# SCR_ENABLE=0 passes every call through and keeps nothing; SCR_CACHE_BYPASS=1 writes
 # datasets straight to the prefix directory and still indexes them.
 . "$top_srcdir/t/test-lib.sh"
 

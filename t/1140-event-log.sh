@@ -29,7 +29,7 @@ test_expect_success 'a second run appends to the same log' "
   expect_grep 'event=CHECKPOINT_COMPLETE dset=4 name=ckpt.4' '$LOG'
 "
 
-test_expect_success 'every log line comes whole from rank 0 (one line per event, not per rank)' "
+test_expect_success 'each event is logged once, not once per rank' "
   test \$(grep -c 'dset=1 ' '$LOG') = 1
 "
 

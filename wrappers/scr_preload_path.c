@@ -9,26 +9,31 @@
 #include "scr_preload_path.h"
 
 /* append the components of s to the absolute path out[0 .. *used), which has
- * no trailing '/' except for the root; 0 when it does not fit */
+ * no trailing '/' except for the root; 0 when it does not fit. One pass, byte
+ * by byte: paths are short, and this runs on every open while rules are loaded.
+ * s may lie inside out (resolve), since writing never overtakes reading. */
 static int path_append(char* out, size_t* used, size_t size, const char* s)
 {
   size_t n = *used;
   while (*s) {
-    while (*s == '/') s++;
-    size_t length = strcspn(s, "/");
-    if (length == 0 || (length == 1 && s[0] == '.')) {
-      /* nothing to add */
-    } else if (length == 2 && s[0] == '.' && s[1] == '.') {
+    if (*s == '/') {
+      s++;
+    } else if (s[0] == '.' && (s[1] == '/' || s[1] == '\0')) {
+      s++;
+    } else if (s[0] == '.' && s[1] == '.' && (s[2] == '/' || s[2] == '\0')) {
       while (n > 1 && out[n - 1] != '/') n--;
       if (n > 1) n--;   /* the '/' before the dropped component, unless it is the root */
+      s += 2;
     } else {
-      size_t slash = n > 1;
-      if (n + slash + length + 1 > size) return 0;
-      if (slash) out[n] = '/';
-      memmove(out + n + slash, s, length);   /* s may lie in out (resolve) */
-      n += slash + length;
+      if (n > 1) {
+        if (n + 1 >= size) return 0;
+        out[n++] = '/';
+      }
+      while (*s && *s != '/') {
+        if (n + 1 >= size) return 0;
+        out[n++] = *s++;
+      }
     }
-    s += length;
   }
   *used = n;
   return 1;

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,7 +29,16 @@ __attribute__((constructor)) static void posix_constructor(void)
 static int posix_lookup(const char* call, int dirfd, const char* path, int is_open)
 {
   const scr_preload_ruleset* rules = scr_preload_state_rules();
-  if (__builtin_expect(rules == NULL, 1) || scr_preload_real_is_internal()) return -1;
+  if (__builtin_expect(rules == NULL, 1) || scr_preload_real_is_internal() || !path) return -1;
+  if (path[0] != '/') {
+    /* a relative path needs its directory looked up (a system call), so
+     * first rule it out by its file name, unless that is "." or ".." */
+    const char* name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    size_t length = strlen(name);
+    int dots = length <= 2 && strspn(name, ".") == length;
+    if (!dots && !scr_preload_rules_match_name(rules, name, length)) return -1;
+  }
   char buffer[PATH_MAX];
   size_t length = scr_preload_path_resolve(dirfd, path, buffer, sizeof(buffer));
   if (length == 0) return -1;

@@ -144,6 +144,9 @@ typedef struct {
   rule_token* tokens;          /* tokens[0] is the literal prefix */
   int token_count;
   char_set* sets;
+  int name_token;              /* where the last component starts: this token, */
+  size_t name_offset;          /* from this byte of it when it is a literal */
+  int name_spans;              /* 1 when ** lets the last component hold '/' */
 } rule;
 
 struct scr_preload_ruleset {
@@ -152,6 +155,8 @@ struct scr_preload_ruleset {
   char* common;                /* longest common prefix of the rules' literal prefixes */
   size_t common_length;
   size_t common_directory_length; /* the same over their literal directories (<= common_length) */
+  char_set next;               /* bytes that follow the common prefix in some rule's literal prefix */
+  int next_any;                /* some rule's literal prefix is the common prefix: any byte may follow */
 };
 
 typedef struct {
@@ -254,11 +259,18 @@ int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path
     result_none(result);
     return -1;
   }
+  /* then the byte after it, which tells apart rules whose prefixes differ
+   * (an absolute rule beside relative ones leaves a common prefix of "/") */
   size_t skip = ruleset->common_length;
+  if (!ruleset->next_any && (length == skip || !set_has(&ruleset->next, (unsigned char) path[skip]))) {
+    result_none(result);
+    return -1;
+  }
   for (int i = 0; i < ruleset->count; i++) {
     const rule* r = &ruleset->rules[i];
     if (length < r->min_length) continue;
-    if (memcmp(path + skip, r->text + skip, r->prefix_length - skip) != 0) continue;
+    if (r->prefix_length > skip && (path[skip] != r->text[skip] ||
+        memcmp(path + skip + 1, r->text + skip + 1, r->prefix_length - skip - 1) != 0)) continue;
     captures cap = { NULL, 0, NULL, 0 };
     if (r->token_count == 1) {
       if (length != r->prefix_length) continue;
@@ -278,6 +290,25 @@ int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path
   }
   result_none(result);
   return -1;
+}
+
+int scr_preload_rules_match_name(const scr_preload_ruleset* ruleset, const char* name, size_t length)
+{
+  for (int i = 0; ruleset && i < ruleset->count; i++) {
+    const rule* r = &ruleset->rules[i];
+    if (r->name_spans) return 1;
+    const char* s = name;
+    int t = r->name_token;
+    if (t < r->token_count && r->tokens[t].kind == TOKEN_LITERAL) {
+      size_t n = r->tokens[t].length - r->name_offset;
+      if (length < n || memcmp(s, r->text + r->tokens[t].offset + r->name_offset, n) != 0) continue;
+      s += n;
+      t++;
+    }
+    captures cap = { NULL, 0, NULL, 0 };
+    if (match_tokens(r, t, r->token_count, s, name + length, &cap, 0)) return 1;
+  }
+  return 0;
 }
 
 int scr_preload_rules_match_directory(const scr_preload_ruleset* ruleset, const char* path,
@@ -508,6 +539,26 @@ static int rule_tokenize(rule* r, const char* path)
     while (r->directory_length > 1 && r->text[r->directory_length - 1] != '/') r->directory_length--;
   if (r->token_count > 1 && r->tokens[r->token_count - 1].kind == TOKEN_LITERAL)
     r->suffix_length = r->tokens[r->token_count - 1].length;
+
+  /* the last component, so that a relative path can be ruled out by its
+   * file name before the directory it is relative to is looked up */
+  for (int t = r->token_count - 1; t >= 0; t--) {
+    const rule_token* k = &r->tokens[t];
+    if (k->kind == TOKEN_ANY) {
+      r->name_spans = 1;
+      break;
+    }
+    if (k->kind == TOKEN_DIRECTORIES) {
+      r->name_token = t + 1;
+      break;
+    }
+    const char* slash = k->kind == TOKEN_LITERAL ? memrchr(r->text + k->offset, '/', k->length) : NULL;
+    if (slash) {
+      r->name_token = t;
+      r->name_offset = (size_t) (slash - (r->text + k->offset)) + 1;
+      break;
+    }
+  }
   return SCR_SUCCESS;
 }
 
@@ -621,6 +672,11 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
     set->common = strndup(first->text, common);
     set->common_length = common;
     set->common_directory_length = directory;
+    for (int i = 0; i < set->count; i++) {
+      const rule* r = &set->rules[i];
+      if (r->prefix_length > common) set_add(&set->next, (unsigned char) r->text[common]);
+      else set->next_any = 1;
+    }
     if (!set->common) rc = SCR_ERR_NOMEM;
   } else if (rc == SCR_SUCCESS) {
     /* no rule: nothing may match, not even "/" */

@@ -89,6 +89,11 @@ const char* scr_preload_rules_common_prefix(const scr_preload_ruleset* ruleset);
 int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path, size_t length,
                             scr_preload_match* result);
 
+/* 1 when some rule's last component can match the file name (no '/'), so
+ * that a relative path whose name no rule has is ruled out before looking up
+ * the directory it is relative to; 0 otherwise. Never allocates. */
+int scr_preload_rules_match_name(const scr_preload_ruleset* ruleset, const char* name, size_t length);
+
 /* index of a rule that could place files in the directory or below it, or
  * -1: the rule's literal directory itself and any directory the pattern's
  * leading components can match ("/p" and "/p/ckpt.7" for

@@ -53,6 +53,9 @@ void scr_api_abandon_output(void)
   scr.in_output = 0;
 }
 
+/* checkpoints completed since SCR_Init, for SCR_CHECKPOINT_OVERHEAD */
+static int scr_checkpoints_this_run = 0;
+
 int SCR_Need_checkpoint(int* flag)
 {
   if (!flag || scr_api_check_ready("SCR_Need_checkpoint") != SCR_SUCCESS) return SCR_FAILURE;
@@ -78,7 +81,10 @@ int SCR_Need_checkpoint(int* flag)
        * given percentage of the run so far */
       any_rule = 1;
       double total = now - scr.time_init;
-      double last = scr.checkpoint_id > 0 ? scr.time_in_checkpoints / scr.checkpoint_id : 0;
+      /* the average over this run's checkpoints: scr.checkpoint_id also counts
+       * earlier runs, whose time is not in time_in_checkpoints */
+      double last = scr_checkpoints_this_run > 0
+                  ? scr.time_in_checkpoints / scr_checkpoints_this_run : 0;
       if (total > 0 && (scr.time_in_checkpoints + last) / total * 100.0 <= scr.checkpoint_overhead)
         need = 1;
     }
@@ -304,9 +310,14 @@ int SCR_Complete_output(int valid)
   rc = SCR_SUCCESS;
   if (scr_flush_is_due(id) && scr_flush_dataset(id) != SCR_SUCCESS && (flags & SCR_FLAG_OUTPUT))
     rc = SCR_FAILURE;
+  /* output-only data leaves the cache once it is on the prefix directory, as in
+   * LLNL SCR; a new checkpoint lets the one it replaces go (scr_cache_evict_to) */
+  if (!(flags & SCR_FLAG_CHECKPOINT) && scr_flush_is_flushed(id)) scr_cache_delete_dataset(id);
+  scr_cache_trim();
 
   if (flags & SCR_FLAG_CHECKPOINT) {
     scr.time_in_checkpoints += seconds;
+    scr_checkpoints_this_run++;
     scr.time_last_checkpoint_end = scr_log_seconds();
     if (scr_halt_check(1)) {
       /* the job stops after this checkpoint: make sure it outlives the allocation */

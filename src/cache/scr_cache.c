@@ -259,19 +259,42 @@ int scr_cache_delete_dataset(int id)
   return scr_cache_save_filemap();
 }
 
-int scr_cache_make_room(int keep)
+/* the newest complete checkpoint in this rank's filemap, -1 if none */
+static int scr_cache_newest_checkpoint(void)
+{
+  int newest = -1;
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+    scr_kvtree* desc = scr_kvtree_get(scr_kvtree_elem_tree(e), "DSETDESC");
+    int id = (int) scr_kvtree_elem_key_int(e);
+    if (scr_dataset_is_checkpoint(desc) && scr_dataset_is_complete(desc) && id > newest)
+      newest = id;
+  }
+  return newest;
+}
+
+/* Delete the oldest datasets until at most limit remain. Never evicted: keep,
+ * a dataset being flushed, output that has not reached the prefix directory,
+ * and the newest complete checkpoint, which stays the restart point until a
+ * newer one completes (so with SCR_CACHE_SIZE=1 the cache holds one more
+ * dataset while a checkpoint is written). */
+static int scr_cache_evict_to(long long limit, int keep)
 {
   /* every rank holds the same dataset ids, so decisions agree without talking;
    * the all-true below only makes a failure on one rank visible to all */
   int rc = SCR_SUCCESS;
-  while (scr_cache_count_datasets() >= scr.cache_size) {
+  int newest = scr_cache_newest_checkpoint();
+  while (scr_cache_count_datasets() > limit) {
     int oldest = -1;
     scr_kvtree_elem* e;
     for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+      scr_kvtree* dset = scr_kvtree_elem_tree(e);
       int id = (int) scr_kvtree_elem_key_int(e);
-      long long flushing = 0;
-      scr_kvtree_get_int(scr_kvtree_elem_tree(e), "FLUSHING", &flushing);
-      if (id == keep || flushing) continue;
+      long long flushing = 0, flushed = 0;
+      scr_kvtree_get_int(dset, "FLUSHING", &flushing);
+      scr_kvtree_get_int(dset, "FLUSHED", &flushed);
+      int output = scr_dataset_is_output(scr_kvtree_get(dset, "DSETDESC"));
+      if (id == keep || id == newest || flushing || (output && !flushed)) continue;
       if (oldest < 0 || id < oldest) oldest = id;
     }
     if (oldest < 0) break;
@@ -280,4 +303,14 @@ int scr_cache_make_room(int keep)
     if (scr_cache_delete_dataset(oldest) != SCR_SUCCESS) rc = SCR_ERR_IO;
   }
   return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_IO;
+}
+
+int scr_cache_make_room(int keep)
+{
+  return scr_cache_evict_to(scr.cache_size - 1, keep);
+}
+
+int scr_cache_trim(void)
+{
+  return scr_cache_evict_to(scr.cache_size, -1);
 }

@@ -35,8 +35,12 @@ int scr_cache_count_datasets(void);
 int scr_cache_delete_dataset(int id);
 
 /* collective: delete oldest datasets until fewer than SCR_CACHE_SIZE remain,
- * keeping `keep` (-1: none) and datasets being flushed */
+ * keeping `keep` (-1: none), datasets being flushed, output not yet flushed
+ * and the newest complete checkpoint (the restart point) */
 int scr_cache_make_room(int keep);
+
+/* collective: the same down to SCR_CACHE_SIZE datasets, once a dataset completed */
+int scr_cache_trim(void);
 
 /* start / stop the background thread that empties the trash */
 void scr_cache_start_reaper(void);

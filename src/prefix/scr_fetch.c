@@ -100,8 +100,14 @@ static int scr_fetch_attempt(int id, char* reason, size_t len)
   if (ok) {
     scr_mpi_bcast_kvtree(summary, 0, scr.comm_world);
     scr_mpi_scatter_kvtree(rank2file, mine, 0, scr.comm_world);
-    /* the cache may hold a stale copy under the same id: replace it */
-    if (scr_filemap_get_dataset(scr.filemap, id)) scr_cache_delete_dataset(id);
+    /* the cache may hold a stale copy under the same id: replace it. Ranks of a
+     * node share the dataset directory, so all of them let it go before any
+     * rank copies into a new one */
+    int stale = scr_filemap_get_dataset(scr.filemap, id) != NULL;
+    if (!scr_mpi_all_true(!stale, scr.comm_world)) {
+      scr_cache_delete_dataset(id);
+      MPI_Barrier(scr.comm_world);
+    }
     scr_kvtree* dset = scr_filemap_add_dataset(scr.filemap, id);
     scr_kvtree_set(dset, "DSETDESC", scr_kvtree_copy(scr_kvtree_get(summary, "DSETDESC")));
     scr_kvtree_set_kv(scr_kvtree_get_or_create(dset, "REDDESC"), "TYPE", "SINGLE");

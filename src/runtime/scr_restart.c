@@ -80,7 +80,14 @@ static int scr_restart_find_cached(const char* name)
   /* a rank that lost its cache does not know the name: the others tell it the id */
   MPI_Allreduce(&local, &found, 1, MPI_INT, MPI_MAX, scr.comm_world);
   if (found < 0) return -1;
-  return scr_redundancy_recover(found) == SCR_SUCCESS ? found : -1;
+  if (scr_redundancy_recover(found) == SCR_SUCCESS) return found;
+  /* gone on every rank before a fetch refills the directory the ranks of a node share */
+  if (scr.rank == 0)
+    scr_warn("dataset %d (%s) in cache is damaged beyond what its redundancy can rebuild: "
+             "deleting it", found, name);
+  scr_cache_delete_dataset(found);
+  MPI_Barrier(scr.comm_world);
+  return -1;
 }
 
 static int scr_restart_mark_current(scr_kvtree* index, void* arg)

@@ -125,6 +125,10 @@ static void test_paths(void)
   is_str(out, "/a/b/d", "normalize: '//', '.', '..' and a trailing '/'");
   scr_preload_path_normalize("/base/dir", "../x/./y", out, sizeof(out));
   is_str(out, "/base/x/y", "normalize: relative to a base");
+  scr_preload_path_normalize(NULL, "/a/.b/..c/.../x.", out, sizeof(out));
+  is_str(out, "/a/.b/..c/.../x.", "normalize: names made of or starting with dots are names");
+  scr_preload_path_normalize(NULL, "/a/b/..", out, sizeof(out));
+  is_str(out, "/a", "normalize: a final '..'");
   scr_preload_path_normalize(NULL, "/../..", out, sizeof(out));
   is_str(out, "/", "normalize: never above the root");
   is_int(scr_preload_path_normalize(NULL, "/abc", out, 4), 0, "normalize: 0 when it does not fit");

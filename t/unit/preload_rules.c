@@ -172,6 +172,19 @@ static void test_prefixes_and_order(void)
   is_int(match(set, PREFIX "/output.log", NULL), -1, "a path under the prefix but outside the rules");
   scr_preload_rules_free(&set);
 
+  set = compile("PRELOAD=/a/{step}\nPRELOAD=/a/b{step}\nPRELOAD=/a/c.dat\n");
+  is_str(scr_preload_rules_common_prefix(set), "/a/", "common prefix when one rule's prefix is all of it");
+  is_int(match(set, "/a/7", NULL), 0, "a wildcard right after the common prefix");
+  is_int(match(set, "/a/b7", NULL), 1, "a literal right after the common prefix");
+  is_int(match(set, "/a/c.dat", NULL), 2, "a literal rule beside them");
+  is_int(match(set, "/a/", NULL), -1, "the common prefix alone");
+  scr_preload_rules_free(&set);
+  set = compile("PRELOAD=/a/x{step}\nPRELOAD=/a/y{step}\n");
+  is_int(match(set, "/a/z1", NULL), -1, "a byte after the common prefix that no rule has");
+  is_int(match(set, "/a/y1", NULL), 1, "a byte after the common prefix that a rule has");
+  is_int(match(set, "/a/", NULL), -1, "a path as long as the common prefix");
+  scr_preload_rules_free(&set);
+
   int rc;
   set = compile_with("PRELOAD=a.dat\n", "/p/[run]*", &rc);
   is_int(match(set, "/p/[run]*/a.dat", NULL), 0, "prefix characters are literal");
@@ -295,6 +308,29 @@ static void test_directories(void)
   scr_preload_rules_free(&set);
 }
 
+static int name(const scr_preload_ruleset* set, const char* file)
+{
+  return scr_preload_rules_match_name(set, file, strlen(file));
+}
+
+static void test_names(void)
+{
+  scr_preload_ruleset* set = compile("PRELOAD=ckpt.{step}/rank_{rank}.dat\nPRELOAD=ckpt.latest\n"
+                                     "PRELOAD=data/**/s.{step}\nPRELOAD=ck*/{rank}\n");
+  is_int(name(set, "rank_3.dat"), 1, "name: the last component of a rule");
+  is_int(name(set, "rank_x.dat"), 0, "name: a placeholder still wants digits");
+  is_int(name(set, "rank_3.da"), 0, "name: the literal end counts");
+  is_int(name(set, "ckpt.latest"), 1, "name: a literal rule");
+  is_int(name(set, "s.5"), 1, "name: the component after **/");
+  is_int(name(set, "17"), 1, "name: a component that is only a placeholder");
+  is_int(name(set, "input.dat"), 0, "name: no rule has it");
+  scr_preload_rules_free(&set);
+  set = compile("PRELOAD=logs/**\n");
+  is_int(name(set, "anything"), 1, "name: a trailing ** can end in any name");
+  scr_preload_rules_free(&set);
+  is_int(name(NULL, "x"), 0, "name: no rule set, no match");
+}
+
 int main(void)
 {
   test_literal_and_wildcards();
@@ -303,5 +339,6 @@ int main(void)
   test_attributes();
   test_errors();
   test_directories();
+  test_names();
   return tap_done();
 }

@@ -1,0 +1,72 @@
+#!/bin/sh
+# 4000-preload-passthrough.sh - libscr_preload.so is invisible where no rule
+# matches: ordinary I/O gives byte-identical results with and without it.
+. "$top_srcdir/t/test-lib.sh"
+
+preload="$top_builddir/.libs/libscr_preload.so"
+probe="$top_builddir/t/helpers/io-probe"
+# an instrumented build carries the sanitizer runtime, which must not insist on coming first
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+export ASAN_OPTIONS
+
+# the fixture is read by every run, so its inode and times may be printed
+mkdir -p "$TRASH/work" && printf 'fixture text\n' >"$TRASH/fixture" &&
+  touch -d '2020-01-02 03:04:05' "$TRASH/fixture"
+
+# run the probe in work/: probe_run OUTPUT [ENV=VALUE...] [--load-rules]
+probe_run() {
+  out="$1"; shift
+  (cd work && env "$@" "$probe" ${load:-} "$TRASH/fixture" >"../$out" 2>"../$out.err")
+}
+
+test_expect_success 'the probe runs without the preload' '
+  load= probe_run plain.out && test -s plain.out && expect_grep "errno=EEXIST" plain.out &&
+  expect_grep "errno=EACCES" plain.out && expect_grep "errno=EISDIR" plain.out
+'
+
+test_expect_success 'the library loads and finds no rules without a configuration' '
+  load=--load-rules probe_run none.out LD_PRELOAD="$preload" &&
+  expect_grep "preload rules loaded: rc=0 rules=0" none.out.err
+'
+
+test_expect_success 'preloaded without rules: output is byte-identical' '
+  load= probe_run inert.out LD_PRELOAD="$preload" && cmp plain.out inert.out && cmp plain.out none.out
+'
+
+test_expect_success 'preloaded with rules that match nothing: output is byte-identical' '
+  printf "PRELOAD=ckpt.{step}/rank_{rank}.dat\nPRELOAD=/elsewhere/**/x.{step}\nPRELOAD=out/*.h5 TYPE=OUTPUT\n" >work/.scrconf &&
+  printf "PRELOAD=elsewhere/*.txt\n" >>work/.scrconf &&
+  load=--load-rules probe_run rules.out LD_PRELOAD="$preload" &&
+  expect_grep "preload rules loaded: rc=0 rules=4" rules.out.err &&
+  cmp plain.out rules.out
+'
+
+test_expect_success 'preloaded with matching rules in dry run: identical, and the matches are reported' '
+  printf "PRELOAD=probe.d/*.txt\nPRELOAD=probe.d/mode.{step}\n" >work/.scrconf &&
+  load=--load-rules probe_run dryrun.out LD_PRELOAD="$preload" SCR_PRELOAD_DRYRUN=1 &&
+  cmp plain.out dryrun.out &&
+  expect_grep "dry run: open $TRASH/work/probe.d/new.txt matches PRELOAD=probe.d/\*.txt at $TRASH/work/.scrconf:1" dryrun.out.err &&
+  expect_grep "dry run: openat $TRASH/work/probe.d/at.txt matches" dryrun.out.err &&
+  expect_grep "dry run: fopen $TRASH/work/probe.d/append.txt matches" dryrun.out.err &&
+  ! grep -q "fixture\|missing.txt" dryrun.out.err
+'
+
+test_expect_success 'a bad rule is refused with file, line and key' '
+  printf "# rules\nPRELOAD=ckpt[.dat\n" >work/.scrconf &&
+  load=--load-rules probe_run bad.out LD_PRELOAD="$preload" &&
+  expect_grep "rc=5 rules=0 $TRASH/work/.scrconf:2: key PRELOAD: pattern .ckpt\[.dat.: .\[. at character 5 has no closing" bad.out.err &&
+  cmp plain.out bad.out && rm -f work/.scrconf
+'
+
+if ldd "$preload" 2>/dev/null | grep -q libasan; then
+  test_skip 'system commands are unchanged under the preload' 'sanitizer build'
+else
+  test_expect_success 'system commands are unchanged under the preload' '
+    (cd work && ls -laR probe.d && cat ../fixture && sh -c "stat -c %s:%a ../fixture") >ls.plain 2>&1 &&
+    (cd work && LD_PRELOAD="$preload" ls -laR probe.d && LD_PRELOAD="$preload" cat ../fixture &&
+      LD_PRELOAD="$preload" sh -c "stat -c %s:%a ../fixture") >ls.preload 2>&1 &&
+    cmp ls.plain ls.preload
+  '
+fi
+
+test_done
