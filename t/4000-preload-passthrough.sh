@@ -51,6 +51,13 @@ test_expect_success 'preloaded with matching rules in dry run: identical, and th
   ! grep -q "fixture\|missing.txt" dryrun.out.err
 '
 
+test_expect_success 'SCR_ENABLE=0 loads no rules' '
+  printf "PRELOAD=probe.d/*.txt\n" >work/.scrconf &&
+  load=--load-rules probe_run disabled.out LD_PRELOAD="$preload" SCR_ENABLE=0 SCR_PRELOAD_DRYRUN=1 &&
+  expect_grep "preload rules loaded: rc=0 rules=0" disabled.out.err && ! grep -q "dry run" disabled.out.err &&
+  cmp plain.out disabled.out
+'
+
 test_expect_success 'a bad rule is refused with file, line and key' '
   printf "# rules\nPRELOAD=ckpt[.dat\n" >work/.scrconf &&
   load=--load-rules probe_run bad.out LD_PRELOAD="$preload" &&

@@ -29,7 +29,11 @@ __attribute__((constructor)) static void posix_constructor(void)
 static int posix_lookup(const char* call, int dirfd, const char* path, int is_open)
 {
   const scr_preload_ruleset* rules = scr_preload_state_rules();
-  if (__builtin_expect(rules == NULL, 1) || scr_preload_real_is_internal() || !path) return -1;
+  if (__builtin_expect(rules == NULL, 1) || scr_preload_real_is_internal()) return -1;
+  /* libc declares these paths nonnull, which would let the compiler drop the
+   * check below; applications do pass NULL and must get EFAULT from libc */
+  __asm__("" : "+r"(path));
+  if (!path) return -1;
   if (path[0] != '/') {
     /* a relative path needs its directory looked up (a system call), so
      * first rule it out by its file name, unless that is "." or ".." */
@@ -44,7 +48,7 @@ static int posix_lookup(const char* call, int dirfd, const char* path, int is_op
   if (length == 0) return -1;
   scr_preload_match match;
   int rule = scr_preload_rules_match(rules, buffer, length, &match);
-  if (rule >= 0 && is_open) scr_preload_state_report(call, buffer, &match);
+  if (rule >= 0 && is_open) scr_preload_state_report(rules, call, buffer, &match);
   return rule;
 }
 

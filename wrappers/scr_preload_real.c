@@ -35,6 +35,13 @@ static void** real_slot(int index)
   return (void**) ((char*) &scr_preload_real + real_entries[index].offset);
 }
 
+/* 1 when both addresses lie in the same loaded object */
+static int real_same_object(void* a, void* b)
+{
+  Dl_info ia, ib;
+  return dladdr(a, &ia) && dladdr(b, &ib) && ia.dli_fbase == ib.dli_fbase;
+}
+
 int scr_preload_real_resolve(int index)
 {
   if (index < 0 || index >= SCR_PRELOAD_REAL_COUNT) return 0;
@@ -48,14 +55,14 @@ int scr_preload_real_resolve(int index)
   real_resolving = 1;
   scr_preload_real_enter();
   const real_entry* entry = &real_entries[index];
-  void* address = NULL;
+  void* address = dlsym(RTLD_NEXT, entry->symbol);
+  if (!address) dlerror();
   if (entry->version) {
-    address = dlvsym(RTLD_NEXT, entry->symbol, entry->version);
-    if (!address) dlerror();
-  }
-  if (!address) {
-    address = dlsym(RTLD_NEXT, entry->symbol);
-    if (!address) dlerror();
+    /* the versioned symbol, unless dlsym found another interposer (a
+     * sanitizer, a tracer) between us and libc: dlvsym would skip it */
+    void* versioned = dlvsym(RTLD_NEXT, entry->symbol, entry->version);
+    if (!versioned) dlerror();
+    if (versioned && (!address || real_same_object(address, versioned))) address = versioned;
   }
   scr_preload_real_leave();
   real_resolving = 0;

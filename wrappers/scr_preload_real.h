@@ -13,8 +13,8 @@
  * ABI: glibc 2.33 added real stat/lstat/fstatat symbols (older programs call
  * __xstat and friends, which take a version number); i386 keeps a 2.0 libio
  * fopen/fclose and 2.1 readdir64/scandir64 beside the current ones. Where the
- * version is not found (another architecture or libc) the resolver falls
- * back to dlsym. */
+ * version is not found (another architecture or libc), or dlsym finds the
+ * symbol in another interposer, the resolver keeps dlsym's answer. */
 #define SCR_PRELOAD_STAT_VERSION "GLIBC_2.33"
 #if defined(__i386__)
 #define SCR_PRELOAD_LIBIO_VERSION "GLIBC_2.1"
@@ -127,9 +127,10 @@ enum {
      : (scr_preload_real_resolve(SCR_PRELOAD_REAL_INDEX_##name), \
         __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED)))
 
-/* look up one entry (dlvsym with its version, else dlsym, both RTLD_NEXT);
- * returns 1 when the pointer is set. Thread-safe: racing threads store the
- * same value. */
+/* look up one entry on RTLD_NEXT: dlsym, or dlvsym with the entry's version
+ * when both find the same object (so that another interposer between this
+ * library and libc stays in the chain); returns 1 when the pointer is set.
+ * Thread-safe: racing threads store the same value. */
 int scr_preload_real_resolve(int index);
 /* look up every entry; the library's constructor calls it once */
 void scr_preload_real_resolve_all(void);

@@ -53,8 +53,11 @@ int scr_preload_state_load(char* errbuf, size_t errlen)
   if (rc == SCR_SUCCESS) rc = state_compile(&rules, errbuf, errlen);
   if (rc == SCR_SUCCESS) {
     long long level = 0;
+    int enabled = 1;
     if (scr_param_get_int("SCR_DEBUG", &level) == SCR_SUCCESS) scr_log_debug_level = (int) level;
     if (scr_param_get_bool("SCR_PRELOAD_DRYRUN", &state_dryrun) != SCR_SUCCESS) state_dryrun = 0;
+    /* SCR_ENABLE=0: the files go where the application writes them */
+    if (scr_param_get_bool("SCR_ENABLE", &enabled) == SCR_SUCCESS && !enabled) scr_preload_rules_free(&rules);
     scr_preload_state_install(rules);
   }
   scr_kvtree_delete(&user);
@@ -63,10 +66,11 @@ int scr_preload_state_load(char* errbuf, size_t errlen)
   return rc;
 }
 
-void scr_preload_state_report(const char* call, const char* path, const scr_preload_match* match)
+void scr_preload_state_report(const scr_preload_ruleset* rules, const char* call, const char* path,
+                              const scr_preload_match* match)
 {
   if (!state_dryrun && scr_log_debug_level < 2) return;
-  const scr_preload_rule* rule = scr_preload_rules_at(scr_preload_state_rules(), match->rule);
+  const scr_preload_rule* rule = scr_preload_rules_at(rules, match->rule);
   if (!rule) return;
   scr_preload_real_enter();
   char captured[64] = "";

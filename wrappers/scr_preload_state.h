@@ -21,13 +21,16 @@ void scr_preload_state_install(scr_preload_ruleset* rules);
 
 /* read the configuration as SCR_Init does (environment, $SCR_CONF_FILE or
  * $SCR_PREFIX/.scrconf, system file), compile the PRELOAD rules against
- * SCR_PREFIX (default: the current directory) and install them; also reads
- * SCR_PRELOAD_DRYRUN and SCR_DEBUG. On a bad configuration returns its SCR_ERR_*
+ * SCR_PREFIX (default: the current directory) and install them (none with
+ * SCR_ENABLE=0); also reads SCR_PRELOAD_DRYRUN and SCR_DEBUG. On a bad
+ * configuration returns its SCR_ERR_*
  * code with the one-line message in errbuf and leaves the rules unchanged. */
 int scr_preload_state_load(char* errbuf, size_t errlen);
 
-/* an open of the absolute path matched: with SCR_PRELOAD_DRYRUN=1 (or at
- * SCR_DEBUG 2 and above) say which rule and what it captured. Keeps errno. */
-void scr_preload_state_report(const char* call, const char* path, const scr_preload_match* match);
+/* an open of the absolute path matched a rule of rules: with
+ * SCR_PRELOAD_DRYRUN=1 (or at SCR_DEBUG 2 and above) say which rule and what
+ * it captured. Keeps errno. */
+void scr_preload_state_report(const scr_preload_ruleset* rules, const char* call, const char* path,
+                              const scr_preload_match* match);
 
 #endif

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <isa-l/crc.h>
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_path.h"
@@ -241,16 +242,9 @@ int scr_io_fsync_dir(const char* dir)
 
 uint32_t scr_io_crc32(uint32_t crc, const void* buf, size_t len)
 {
-  /* zlib takes a uInt length: feed very large buffers in pieces */
-  const unsigned char* p = buf;
-  uLong value = crc;
-  while (len > 0) {
-    uInt piece = len > (1u << 30) ? (1u << 30) : (uInt) len;
-    value = crc32(value, p, piece);
-    p += piece;
-    len -= piece;
-  }
-  return (uint32_t) value;
+  /* ISA-L computes the same CRC32 as zlib (gzip polynomial, reflected), several
+   * times faster with carry-less multiplication; it takes a 64-bit length */
+  return crc32_gzip_refl(crc, (unsigned char*) buf, len);
 }
 
 static int scr_io_open_source(const char* path, struct stat* st)
