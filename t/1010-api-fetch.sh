@@ -36,6 +36,13 @@ test_expect_success 'the corrupted checkpoint is marked FAILED in the index' "
   grep 'ckpt.3' list | grep -q FAILED
 "
 
+test_expect_success 'a run with another rank count skips ckpt.2 without marking it FAILED' "
+  wipe_cache &&
+  SCR_FLUSH=0 scr_app 2 --steps 1 --bytes $bytes >out 2>err &&
+  expect_grep 'written by 4 ranks, this run has 2' err &&
+  scr_index --prefix '$PREFIX' --list >list && ! grep 'ckpt.2' list | grep -q FAILED
+"
+
 test_expect_success 'SCR_FETCH=0 starts from scratch when the cache is empty' "
   wipe_cache &&
   SCR_FETCH=0 SCR_FLUSH=0 scr_app 2 --steps 1 --bytes 64 >out 2>err &&

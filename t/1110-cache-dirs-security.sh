@@ -58,6 +58,14 @@ test_expect_success 'a control directory that is a symbolic link is refused' "
   test -z \"\$(ls -A '$TRASH/elsewhere')\" && rm \"\$cntl\"
 "
 
+test_expect_success 'a user directory under the cache base that is a symbolic link is refused' "
+  wipe_cache && mkdir -p '$TRASH/elsewhere' '$SCR_CACHE_BASE' &&
+  ln -s '$TRASH/elsewhere' '$SCR_CACHE_BASE/$me' &&
+  ! scr_app 1 --steps 1 --bytes 64 >out 2>err &&
+  expect_grep 'symbolic link' err && test -z \"\$(ls '$TRASH/elsewhere')\" &&
+  rm '$SCR_CACHE_BASE/$me'
+"
+
 test_expect_success 'with USER unset the user name comes from the password database' "
   wipe_cache &&
   (unset USER LOGNAME; scr_app 2 --steps 1 --bytes 64 >out 2>err) &&

@@ -87,3 +87,29 @@ check_pfs_file() {
 wipe_cache() {
   rm -rf "$SCR_CACHE_BASE" "$SCR_CNTL_BASE"
 }
+
+# ---- the local test cluster (scripts/scr_cluster): fake nodes in namespaces
+# cluster_up N: N fake nodes for this test script, removed again at exit
+cluster_up() {
+  if [ "$(id -u)" != 0 ]; then
+    test_skip "local test cluster" "needs root"
+    test_done; exit 0
+  fi
+  CLUSTER_STATE="$TRASH/cluster"
+  export CLUSTER_STATE
+  test_cleanup_hook="scr_cluster --state '$CLUSTER_STATE' down >/dev/null 2>&1 || true; ${test_cleanup_hook:-}"
+  scr_cluster --state "$CLUSTER_STATE" up "$1" >"$TRASH/cluster-up.log" 2>&1 ||
+    { cat "$TRASH/cluster-up.log"; echo "Bail out! cannot start the local test cluster"; exit 1; }
+}
+
+# cluster CMD ARGS...: scr_cluster on this test's cluster
+cluster() {
+  scr_cluster --state "$CLUSTER_STATE" "$@"
+}
+
+# cluster_app NODES PPN APP-ARGS...: the test app on the given nodes (comma list)
+cluster_app() {
+  local nodes="$1" ppn="$2"; shift 2
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster --state "$CLUSTER_STATE" run \
+    --nodes "$nodes" --ppn "$ppn" --timeout "${SCR_TEST_TIMEOUT:-120}" -- "$APP" "$@")
+}

@@ -168,6 +168,12 @@ typedef struct {
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* memcmp(a, b, n) == 0, deciding most mismatches on the first byte without a call */
+static inline int bytes_equal(const char* a, const char* b, size_t n)
+{
+  return n == 0 || (a[0] == b[0] && memcmp(a + 1, b + 1, n - 1) == 0);
+}
+
 /* match tokens [t, last) against [s, end). In prefix mode, also succeed when
  * the text runs out first: used to ask whether a directory can lead to a match.
  * Wildcards try short first, placeholders long first. */
@@ -182,8 +188,8 @@ static int match_tokens(const rule* r, int t, int last, const char* s, const cha
     case TOKEN_LITERAL: {
       size_t available = (size_t) (end - s);
       if (available < k->length)
-        return prefix_mode && memcmp(s, r->text + k->offset, available) == 0;
-      if (memcmp(s, r->text + k->offset, k->length) != 0) return 0;
+        return prefix_mode && bytes_equal(s, r->text + k->offset, available);
+      if (!bytes_equal(s, r->text + k->offset, k->length)) return 0;
       s += k->length;
       break;
     }
@@ -196,15 +202,16 @@ static int match_tokens(const rule* r, int t, int last, const char* s, const cha
       s++;
       break;
     case TOKEN_STAR:
+    case TOKEN_ANY: {
+      /* when a literal follows, only the places holding its first byte can work */
+      int first = t + 1 < last && r->tokens[t + 1].kind == TOKEN_LITERAL ?
+                  (unsigned char) r->text[r->tokens[t + 1].offset] : -1;
       for (const char* p = s;; p++) {
-        if (match_tokens(r, t + 1, last, p, end, cap, prefix_mode)) return 1;
-        if (p == end || *p == '/') return 0;
+        if ((first < 0 || (p < end && (unsigned char) *p == first) || (prefix_mode && p == end)) &&
+            match_tokens(r, t + 1, last, p, end, cap, prefix_mode)) return 1;
+        if (p == end || (k->kind == TOKEN_STAR && *p == '/')) return 0;
       }
-    case TOKEN_ANY:
-      for (const char* p = s;; p++) {
-        if (match_tokens(r, t + 1, last, p, end, cap, prefix_mode)) return 1;
-        if (p == end) return 0;
-      }
+    }
     case TOKEN_DIRECTORIES:
       if (match_tokens(r, t + 1, last, s, end, cap, prefix_mode)) return 1;
       for (const char* p = s; p < end; p++)
@@ -279,7 +286,7 @@ int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path
       int last = r->token_count;
       if (r->suffix_length) {
         const rule_token* suffix = &r->tokens[last - 1];
-        if (memcmp(end - suffix->length, r->text + suffix->offset, suffix->length) != 0) continue;
+        if (!bytes_equal(end - suffix->length, r->text + suffix->offset, suffix->length)) continue;
         end -= suffix->length;
         last--;
       }
@@ -297,11 +304,17 @@ int scr_preload_rules_match_name(const scr_preload_ruleset* ruleset, const char*
   for (int i = 0; ruleset && i < ruleset->count; i++) {
     const rule* r = &ruleset->rules[i];
     if (r->name_spans) return 1;
+    /* the literal end of the pattern, when it lies within the last component */
+    if (r->suffix_length && r->token_count - 1 > r->name_token) {
+      const rule_token* suffix = &r->tokens[r->token_count - 1];
+      if (length < suffix->length ||
+          !bytes_equal(name + length - suffix->length, r->text + suffix->offset, suffix->length)) continue;
+    }
     const char* s = name;
     int t = r->name_token;
     if (t < r->token_count && r->tokens[t].kind == TOKEN_LITERAL) {
       size_t n = r->tokens[t].length - r->name_offset;
-      if (length < n || memcmp(s, r->text + r->tokens[t].offset + r->name_offset, n) != 0) continue;
+      if (length < n || !bytes_equal(s, r->text + r->tokens[t].offset + r->name_offset, n)) continue;
       s += n;
       t++;
     }

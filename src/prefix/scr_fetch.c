@@ -68,7 +68,7 @@ static int scr_fetch_copy_files(int id, const scr_kvtree* mine)
 
 /* rank 0 side of an attempt: summary and rank2file of id, checked against this job */
 static int scr_fetch_read_metadata(int id, scr_kvtree* summary, scr_kvtree* rank2file,
-                                   char* reason, size_t len)
+                                   char* reason, size_t len, int* damaged)
 {
   long long ranks = 0;
   if (scr_summary_file_read(scr.prefix, id, summary) != SCR_SUCCESS ||
@@ -78,7 +78,9 @@ static int scr_fetch_read_metadata(int id, scr_kvtree* summary, scr_kvtree* rank
   }
   scr_kvtree_get_int(summary, "RANKS", &ranks);
   if (ranks != scr.ranks) {
+    /* the dataset is fine, only not for this run: it must stay usable */
     snprintf(reason, len, "written by %lld ranks, this run has %d", ranks, scr.ranks);
+    *damaged = 0;
     return 0;
   }
   if (!scr_dataset_is_complete(scr_kvtree_get(summary, "DSETDESC"))) {
@@ -89,13 +91,14 @@ static int scr_fetch_read_metadata(int id, scr_kvtree* summary, scr_kvtree* rank
 }
 
 /* collective: one attempt at fetching id; 1 on success */
-static int scr_fetch_attempt(int id, char* reason, size_t len)
+static int scr_fetch_attempt(int id, char* reason, size_t len, int* damaged)
 {
   scr_kvtree* summary = scr_kvtree_new();
   scr_kvtree* rank2file = scr_kvtree_new();
   scr_kvtree* mine = scr_kvtree_new();
   int ok = 1;
-  if (scr.rank == 0) ok = scr_fetch_read_metadata(id, summary, rank2file, reason, len);
+  *damaged = 1;
+  if (scr.rank == 0) ok = scr_fetch_read_metadata(id, summary, rank2file, reason, len, damaged);
   MPI_Bcast(&ok, 1, MPI_INT, 0, scr.comm_world);
   if (ok) {
     scr_mpi_bcast_kvtree(summary, 0, scr.comm_world);
@@ -150,11 +153,12 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
     if (candidate < 0) break;
     char reason[256] = "";
     double start = scr_log_seconds();
-    int ok = scr_fetch_attempt(candidate, reason, sizeof(reason));
+    int damaged = 1;
+    int ok = scr_fetch_attempt(candidate, reason, sizeof(reason), &damaged);
     if (scr.rank == 0) {
       scr_kvtree* index = scr_kvtree_new();
       struct scr_fetch_mark_arg arg = { candidate, ok, reason };
-      scr_index_file_update(scr.prefix, scr_fetch_mark, &arg);
+      if (ok || damaged) scr_index_file_update(scr.prefix, scr_fetch_mark, &arg);
       scr_index_file_read(scr.prefix, index);
       const char* name = scr_index_file_get_name(index, candidate);
       scr_event_log(ok ? "FETCH_COMPLETE" : "FETCH_FAILED", "dset=%d name=%s%s%s", candidate,
@@ -163,8 +167,8 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
         scr_info("restarting from dataset %d (%s) fetched from %s in %.3f s", candidate,
                  name ? name : "?", scr.prefix, scr_log_seconds() - start);
       } else {
-        scr_warn("cannot fetch dataset %d (%s) from %s: %s; marked FAILED in the index",
-                 candidate, name ? name : "?", scr.prefix, reason);
+        scr_warn("cannot fetch dataset %d (%s) from %s: %s%s", candidate, name ? name : "?",
+                 scr.prefix, reason, damaged ? "; marked FAILED in the index" : "");
         int older = -1;
         if (fall_back && scr_index_file_most_recent_checkpoint(index, candidate, &older) == SCR_SUCCESS)
           candidate = older;

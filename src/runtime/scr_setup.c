@@ -133,8 +133,16 @@ int scr_setup_config(void)
 
 int scr_setup_directories(void)
 {
-  int rc = scr_io_mkdir_private(scr.cntl_dir);
+  /* both levels we own, <base>/<user> and <base>/<user>/scr.<job>, are checked:
+   * a foreign or symlinked user directory could redirect everything below it */
+  char* cntl_user = scr_path_dirname(scr.cntl_dir);
+  char* cache_user = scr_path_dirname(scr.cache_dir);
+  int rc = scr_io_mkdir_private(cntl_user);
+  if (rc == SCR_SUCCESS) rc = scr_io_mkdir_private(scr.cntl_dir);
+  if (rc == SCR_SUCCESS) rc = scr_io_mkdir_private(cache_user);
   if (rc == SCR_SUCCESS) rc = scr_io_mkdir_private(scr.cache_dir);
+  free(cntl_user);
+  free(cache_user);
   if (rc != SCR_SUCCESS)
     scr_err("cannot use the control directory %s or cache directory %s: set SCR_CNTL_BASE "
             "and SCR_CACHE_BASE to directories you own", scr.cntl_dir, scr.cache_dir);

@@ -302,6 +302,13 @@ static void test_directories(void)
   is_int(directory(set, "/", NULL), 2, "the root for an absolute pattern in it");
   scr_preload_rules_free(&set);
 
+  set = compile("PRELOAD=snap*_x/{rank}\n");
+  is_int(directory(set, PREFIX "/snapab_x", NULL), 0, "* then a literal: a matching directory");
+  is_int(directory(set, PREFIX "/snap_x_x", NULL), 0, "* then a literal: the literal's byte inside the star");
+  is_int(directory(set, PREFIX "/snap", NULL), -1, "* then a literal: the literal is still missing");
+  is_int(match(set, PREFIX "/snap_y_x/3", NULL), 0, "* then a literal: a file below");
+  scr_preload_rules_free(&set);
+
   set = compile("PRELOAD=ckpt.latest\n");
   is_int(directory(set, PREFIX, NULL), 0, "the directory of a literal file");
   is_int(directory(set, PREFIX "/ckpt.latest", NULL), -1, "the literal file itself is not a directory");

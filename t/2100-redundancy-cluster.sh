@@ -1,0 +1,100 @@
+#!/bin/sh
+# PARTNER, XOR and RS on the local test cluster: 4 fake nodes x 2 ranks lose a
+# node, move, or lose too much; restarts come back bit-exact from cache (the
+# test app checks every byte it reads) or fall back to the prefix directory.
+. "$top_srcdir/t/test-lib.sh"
+
+cluster_up 5
+export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_JOB_ID=t2100
+export SCR_SET_SIZE=4 SCR_SET_FAILURES=2
+bytes=3000000
+all=node0,node1,node2,node3
+
+fresh_start() {
+  for n in node0 node1 node2 node3 node4; do cluster revive $n >/dev/null || return 1; done
+  rm -rf "$PREFIX" && mkdir -p "$PREFIX"
+}
+
+for scheme in PARTNER XOR RS; do
+  export SCR_COPY_TYPE=$scheme
+
+  test_expect_success "$scheme: 4 nodes x 2 ranks write 3 checkpoints" "
+    fresh_start &&
+    SCR_FLUSH=0 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
+    expect_grep 'checkpoint: ckpt.3' out && ! grep -q 'cannot be used' err
+  "
+
+  test_expect_success "$scheme: node1 lost, survivors plus the revived node restart from ckpt.3" "
+    cluster kill node1 && cluster revive node1 &&
+    SCR_FLUSH=0 cluster_app $all 2 --steps 4 --bytes $bytes >out 2>err &&
+    expect_grep 'restart: ckpt.3' out && expect_grep 'rebuilt the lost parts' err &&
+    ! grep -q 'restart rejected' out
+  "
+
+  test_expect_success "$scheme: ranks mapped to the nodes in reverse order restart from cache" "
+    SCR_FLUSH=0 cluster_app node3,node2,node1,node0 2 --steps 5 --bytes $bytes >out 2>err &&
+    expect_grep 'restart: ckpt.4' out && expect_grep 'in cache' err &&
+    ! grep -q 'restart rejected' out
+  "
+
+  test_expect_success "$scheme: a spare node replaces a lost one" "
+    cluster kill node2 &&
+    SCR_FLUSH=0 cluster_app node3,node4,node1,node0 2 --steps 6 --bytes $bytes >out 2>err &&
+    expect_grep 'restart: ckpt.5' out && ! grep -q 'restart rejected' out
+  "
+done
+
+export SCR_COPY_TYPE=RS
+test_expect_success 'RS k=2: two nodes of every set lost, restart is exact' "
+  fresh_start &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+  cluster kill node1 && cluster kill node2 && cluster revive node1 && cluster revive node2 &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
+  expect_grep 'restart: ckpt.2' out && expect_grep 'rebuilt the lost parts' err
+"
+
+export SCR_COPY_TYPE=XOR
+test_expect_success 'XOR: two members of a set lost, falls back to the flushed checkpoint' "
+  fresh_start &&
+  SCR_FLUSH=2 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
+  cluster kill node1 && cluster kill node2 && cluster revive node1 && cluster revive node2 &&
+  SCR_FLUSH=2 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
+  expect_grep 'more than it can rebuild' err && expect_grep 'fetched from' err &&
+  expect_grep 'restart: ckpt.2' out
+"
+
+export SCR_COPY_TYPE=PARTNER
+test_expect_success 'PARTNER: a rank and its partner lost, falls back to the flushed checkpoint' "
+  fresh_start &&
+  SCR_FLUSH=2 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
+  cluster kill node1 && cluster kill node2 && cluster revive node1 && cluster revive node2 &&
+  SCR_FLUSH=2 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
+  expect_grep 'fetched from' err && expect_grep 'restart: ckpt.2' out
+"
+
+export SCR_COPY_TYPE=XOR
+test_expect_success 'XOR: a cached file with one flipped byte is detected and rebuilt' "
+  fresh_start &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+  cluster exec node2 -- sh -c 'f=\$(ls /scr-local/cache/*/*/scr.dataset.*/ckpt.2/rank_4.dat) &&
+    printf X | dd of=\$f bs=1 seek=1000 conv=notrunc 2>/dev/null' &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+  expect_grep 'fails its CRC32 check' err && expect_grep 'rebuilt the lost parts' err &&
+  expect_grep 'restart: ckpt.2' out
+"
+
+test_expect_success 'a restart rebuilds with the scheme that wrote the dataset, not the new config' "
+  fresh_start &&
+  SCR_COPY_TYPE=XOR SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+  cluster kill node3 && cluster revive node3 &&
+  SCR_COPY_TYPE=PARTNER SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+  expect_grep 'rebuilt the lost parts from XOR' err && expect_grep 'restart: ckpt.2' out
+"
+
+test_expect_success 'a set that cannot be formed is explained in one line' "
+  fresh_start &&
+  SCR_COPY_TYPE=XOR SCR_FLUSH=0 cluster_app node0 2 --steps 1 --bytes 1000 >out 2>err &&
+  test \$(grep -c 'cannot be used' err) = 1
+"
+
+test_done
