@@ -41,14 +41,46 @@ test_expect_success 'preloaded with rules that match nothing: output is byte-ide
   cmp plain.out rules.out
 '
 
+# rules that match files and directories the probe uses: every wrapper's
+# lookup and hook path runs, and the default hooks let every call through
+matching_rules() {
+  printf "PRELOAD=probe.d/*.txt\nPRELOAD=probe.d/mode.{step}\nPRELOAD=probe.d/ck.{step}/x.dat\n" >work/.scrconf &&
+  printf "PRELOAD=probe.d/link\nPRELOAD=probe.d/secret\nPRELOAD=probe.d/m*/x\n" >>work/.scrconf
+}
+
 test_expect_success 'preloaded with matching rules in dry run: identical, and the matches are reported' '
-  printf "PRELOAD=probe.d/*.txt\nPRELOAD=probe.d/mode.{step}\n" >work/.scrconf &&
+  matching_rules &&
   load=--load-rules probe_run dryrun.out LD_PRELOAD="$preload" SCR_PRELOAD_DRYRUN=1 &&
   cmp plain.out dryrun.out &&
   expect_grep "dry run: open $TRASH/work/probe.d/new.txt matches PRELOAD=probe.d/\*.txt at $TRASH/work/.scrconf:1" dryrun.out.err &&
   expect_grep "dry run: openat $TRASH/work/probe.d/at.txt matches" dryrun.out.err &&
   expect_grep "dry run: fopen $TRASH/work/probe.d/append.txt matches" dryrun.out.err &&
-  ! grep -q "fixture\|missing.txt" dryrun.out.err
+  ! grep -q "fixture\|work/missing.txt" dryrun.out.err &&
+  test "$(grep -c "dry run: .* $TRASH/work/probe.d/new.txt matches" dryrun.out.err)" = 1
+'
+
+test_expect_success 'preloaded with matching rules, the default hooks: byte-identical' '
+  matching_rules &&
+  load=--load-rules probe_run hooks.out LD_PRELOAD="$preload" SCR_DEBUG=1 &&
+  expect_grep "preload rules loaded: rc=0 rules=6" hooks.out.err &&
+  cmp plain.out hooks.out &&
+  expect_grep "^SCR open $TRASH/work/probe.d/new.txt matches PRELOAD=probe.d/\*.txt at $TRASH/work/.scrconf:1: passed through$" hooks.out.err &&
+  expect_grep "^SCR fopen64 $TRASH/work/probe.d/f64.txt matches" hooks.out.err &&
+  expect_grep "^SCR creat $TRASH/work/probe.d/creat.txt matches" hooks.out.err &&
+  test "$(grep -c "new.txt matches" hooks.out.err)" = 1
+'
+
+test_expect_success 'the same at SCR_DEBUG=2, where the default hooks say what they were asked' '
+  load=--load-rules probe_run hooks2.out LD_PRELOAD="$preload" SCR_DEBUG=2 &&
+  cmp plain.out hooks2.out &&
+  expect_grep "preload hook: rename $TRASH/work/probe.d/r1.txt -> $TRASH/work/probe.d/r3.txt flags 0: not handled" hooks2.out.err &&
+  expect_grep "preload hook: mkdir $TRASH/work/probe.d/ck.5 mode 0755 (directory of PRELOAD=probe.d/ck.{step}/x.dat): not handled" hooks2.out.err &&
+  expect_grep "preload hook: opendir $TRASH/work/probe.d (directory of PRELOAD=probe.d/\*.txt): not handled" hooks2.out.err &&
+  expect_grep "preload hook: __lxstat $TRASH/work/probe.d/link flags 0x100 (file of PRELOAD=probe.d/link): not handled" hooks2.out.err &&
+  expect_grep "preload hook: truncate64 $TRASH/work/probe.d/t.txt to 10000 bytes" hooks2.out.err &&
+  expect_grep "preload hook: unlinkat $TRASH/work/probe.d/r1.txt flags 0x200 " hooks2.out.err &&
+  expect_grep "preload hook: faccessat $TRASH/work/probe.d/a.txt mode 6 flags 0x200 " hooks2.out.err &&
+  expect_grep "preload hook: statx $TRASH/work/probe.d/link flags 0x100 " hooks2.out.err
 '
 
 test_expect_success 'SCR_ENABLE=0 loads no rules' '

@@ -3,10 +3,12 @@
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "scr_preload_path.h"
+#include "scr_preload_rules.h"
 
 /* append the components of s to the absolute path out[0 .. *used), which has
  * no trailing '/' except for the root; 0 when it does not fit. One pass, byte
@@ -79,4 +81,52 @@ size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t s
   if (!path_append(out, &used, size, out + 1) || !path_append(out, &used, size, path)) return 0;
   out[used] = '\0';
   return used;
+}
+
+/* the high bit of each byte of w that equals c, exactly (no borrow between
+ * bytes, so that every match counts, not only the first) */
+static inline uint64_t scan_bytes(uint64_t w, unsigned char c)
+{
+  const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+  uint64_t x = w ^ (0x0101010101010101ull * c);
+  return ~(((x & low7) + low7) | x | low7);
+}
+
+/* reads whole aligned words, up to 7 bytes past the terminating NUL but
+ * never past the page that holds it: a sanitizer would call that an overflow */
+__attribute__((no_sanitize_address)) SCR_PRELOAD_HOT size_t scr_preload_path_scan(const char* path, size_t* name,
+                                                                                  int* odd)
+{
+  uintptr_t address = (uintptr_t) path;
+  const uint64_t* word = (const uint64_t*) (address & ~(uintptr_t) 7);
+  size_t skip = address & 7;   /* bytes of the first word before path */
+  uint64_t w = *word;
+  if (skip) {
+    /* those bytes read as ordinary characters */
+    uint64_t before = ~(~0ull << (8 * skip));
+    w = (w & ~before) | (0x4141414141414141ull & before);
+  }
+  size_t base = 0;             /* offset of the word's first byte from the word path starts in */
+  size_t last_slash = (size_t) -1;
+  uint64_t strange = 0, carry = 0;
+  for (;;) {
+    uint64_t zero = scan_bytes(w, 0), slash = scan_bytes(w, '/'), dot = scan_bytes(w, '.');
+    if (zero) {
+      /* only the bytes before the first NUL count */
+      uint64_t valid = ((zero & -zero) >> 7) - 1;
+      slash &= valid;
+      dot &= valid;
+    }
+    strange |= ((slash << 8) | carry) & (slash | dot);
+    carry = (slash >> 56) & 0x80;
+    if (slash) last_slash = base + (size_t) (63 - __builtin_clzll(slash)) / 8;
+    if (zero) {
+      size_t length = base + (size_t) __builtin_ctzll(zero) / 8 - skip;
+      *name = last_slash == (size_t) -1 ? 0 : last_slash - skip + 1;
+      *odd = strange != 0 || (length > 1 && path[length - 1] == '/');
+      return length;
+    }
+    base += 8;
+    w = *++word;
+  }
 }

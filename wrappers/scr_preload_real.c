@@ -9,6 +9,7 @@
 scr_preload_real_table scr_preload_real;
 
 __thread int scr_preload_real_internal_depth __attribute__((tls_model("initial-exec")));
+__thread int* scr_preload_real_errno_address __attribute__((tls_model("initial-exec")));
 
 /* set while this thread is inside dlsym: a wrapper reached from there (an
  * allocator that opens a file during calloc) must not call dlsym again, or

@@ -4,6 +4,7 @@
 #define SCR_PRELOAD_REAL_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -122,10 +123,14 @@ enum {
  * inside dlsym (dlsym may call calloc, and an allocator may open files);
  * callers then fall back to the system call or fail with ENOSYS. */
 #define SCR_REAL(name) \
-  (__builtin_expect(__atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED) != NULL, 1) \
-     ? __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED) \
-     : (scr_preload_real_resolve(SCR_PRELOAD_REAL_INDEX_##name), \
-        __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED)))
+  __extension__({ \
+    __typeof__(scr_preload_real.name) scr_real_ = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
+    if (__builtin_expect(scr_real_ == NULL, 0)) { \
+      scr_preload_real_resolve(SCR_PRELOAD_REAL_INDEX_##name); \
+      scr_real_ = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
+    } \
+    scr_real_; \
+  })
 
 /* look up one entry on RTLD_NEXT: dlsym, or dlvsym with the entry's version
  * when both find the same object (so that another interposer between this
@@ -149,5 +154,16 @@ extern __thread int scr_preload_real_internal_depth __attribute__((tls_model("in
 static inline void scr_preload_real_enter(void) { scr_preload_real_internal_depth++; }
 static inline void scr_preload_real_leave(void) { scr_preload_real_internal_depth--; }
 static inline int scr_preload_real_is_internal(void) { return scr_preload_real_internal_depth > 0; }
+
+/* this thread's errno, found once: errno is a call into libc
+ * (__errno_location) that the pass-through path of the stat wrappers,
+ * which must save it, would otherwise pay on every call */
+extern __thread int* scr_preload_real_errno_address __attribute__((tls_model("initial-exec")));
+static inline int* scr_preload_real_errno(void)
+{
+  int* p = scr_preload_real_errno_address;
+  if (__builtin_expect(p == NULL, 0)) p = scr_preload_real_errno_address = &errno;
+  return p;
+}
 
 #endif

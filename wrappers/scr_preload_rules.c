@@ -1,17 +1,15 @@
-/* scr_preload_rules.c - compiles PRELOAD patterns into token lists and matches
- * paths against them; the match path is built so that a miss costs a memcmp. */
+/* scr_preload_rules.c - compiles PRELOAD patterns into token lists (matched in
+ * scr_preload_match.c), with the prefixes and filters that let a miss be cheap. */
 #include "config.h"
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "scr_error.h"
 #include "scr_param.h"
-#include "scr_preload_rules.h"
-
-/* at most this many digits in a placeholder, so that the value fits a long long */
-#define RULES_PLACEHOLDER_DIGITS 18
+#include "scr_preload_rules_impl.h"
 
 /* --- lexing: one pattern element at a time, shared by validation and compilation */
 
@@ -23,19 +21,12 @@ enum lex_error {
 };
 
 typedef struct {
-  unsigned char bits[32];        /* one bit per byte value */
-} char_set;
-
-typedef struct {
   int kind;                      /* enum lexeme_kind */
   unsigned char c;               /* LEX_CHAR: the character */
   size_t stars;                  /* LEX_STARS: length of the run of '*' */
   char_set set;                  /* LEX_SET: the characters it accepts */
   size_t length;                 /* bytes of pattern text consumed */
 } lexeme;
-
-static void set_add(char_set* set, unsigned char c) { set->bits[c >> 3] |= (unsigned char) (1u << (c & 7)); }
-static int set_has(const char_set* set, unsigned char c) { return (set->bits[c >> 3] >> (c & 7)) & 1; }
 
 /* "[...]" starting at s[0] == '['; the set never accepts '/' */
 static int lex_set(const char* s, lexeme* out)
@@ -113,243 +104,6 @@ static int lex(const char* s, lexeme* out)
     out->c = (unsigned char) s[0];
     return LEX_OK;
   }
-}
-
-/* --- compiled rules */
-
-enum token_kind {
-  TOKEN_LITERAL,      /* bytes text[offset .. offset+length) */
-  TOKEN_ONE,          /* ? */
-  TOKEN_SET,          /* [..]: sets[offset] */
-  TOKEN_STAR,         /* * */
-  TOKEN_ANY,          /* ** inside a component: anything, '/' included */
-  TOKEN_DIRECTORIES,  /* ** / as a whole component: "" or "a/", "a/b/", ... */
-  TOKEN_STEP,         /* {step} */
-  TOKEN_RANK          /* {rank} */
-};
-
-typedef struct {
-  int kind;
-  size_t offset;
-  size_t length;
-} rule_token;
-
-typedef struct {
-  scr_preload_rule info;       /* what callers see; its strings are owned here */
-  char* text;                  /* literal bytes; text[0 .. prefix_length) is the literal prefix */
-  size_t prefix_length;        /* bytes before the first wildcard or placeholder */
-  size_t directory_length;     /* literal prefix up to and including its last '/' */
-  size_t suffix_length;        /* trailing literal checked before matching, 0 if none */
-  size_t min_length;           /* no shorter path can match */
-  rule_token* tokens;          /* tokens[0] is the literal prefix */
-  int token_count;
-  char_set* sets;
-  int name_token;              /* where the last component starts: this token, */
-  size_t name_offset;          /* from this byte of it when it is a literal */
-  int name_spans;              /* 1 when ** lets the last component hold '/' */
-} rule;
-
-struct scr_preload_ruleset {
-  rule* rules;
-  int count;
-  char* common;                /* longest common prefix of the rules' literal prefixes */
-  size_t common_length;
-  size_t common_directory_length; /* the same over their literal directories (<= common_length) */
-  char_set next;               /* bytes that follow the common prefix in some rule's literal prefix */
-  int next_any;                /* some rule's literal prefix is the common prefix: any byte may follow */
-};
-
-typedef struct {
-  const char* step;
-  size_t step_length;
-  const char* rank;
-  size_t rank_length;
-} captures;
-
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
-
-/* memcmp(a, b, n) == 0, deciding most mismatches on the first byte without a call */
-static inline int bytes_equal(const char* a, const char* b, size_t n)
-{
-  return n == 0 || (a[0] == b[0] && memcmp(a + 1, b + 1, n - 1) == 0);
-}
-
-/* match tokens [t, last) against [s, end). In prefix mode, also succeed when
- * the text runs out first: used to ask whether a directory can lead to a match.
- * Wildcards try short first, placeholders long first. */
-static int match_tokens(const rule* r, int t, int last, const char* s, const char* end,
-                        captures* cap, int prefix_mode)
-{
-  for (;; t++) {
-    if (prefix_mode && s == end) return 1;
-    if (t == last) return s == end;
-    const rule_token* k = &r->tokens[t];
-    switch (k->kind) {
-    case TOKEN_LITERAL: {
-      size_t available = (size_t) (end - s);
-      if (available < k->length)
-        return prefix_mode && bytes_equal(s, r->text + k->offset, available);
-      if (!bytes_equal(s, r->text + k->offset, k->length)) return 0;
-      s += k->length;
-      break;
-    }
-    case TOKEN_ONE:
-      if (s == end || *s == '/') return 0;
-      s++;
-      break;
-    case TOKEN_SET:
-      if (s == end || !set_has(&r->sets[k->offset], (unsigned char) *s)) return 0;
-      s++;
-      break;
-    case TOKEN_STAR:
-    case TOKEN_ANY: {
-      /* when a literal follows, only the places holding its first byte can work */
-      int first = t + 1 < last && r->tokens[t + 1].kind == TOKEN_LITERAL ?
-                  (unsigned char) r->text[r->tokens[t + 1].offset] : -1;
-      for (const char* p = s;; p++) {
-        if ((first < 0 || (p < end && (unsigned char) *p == first) || (prefix_mode && p == end)) &&
-            match_tokens(r, t + 1, last, p, end, cap, prefix_mode)) return 1;
-        if (p == end || (k->kind == TOKEN_STAR && *p == '/')) return 0;
-      }
-    }
-    case TOKEN_DIRECTORIES:
-      if (match_tokens(r, t + 1, last, s, end, cap, prefix_mode)) return 1;
-      for (const char* p = s; p < end; p++)
-        if (*p == '/' && match_tokens(r, t + 1, last, p + 1, end, cap, prefix_mode)) return 1;
-      return 0;
-    case TOKEN_STEP:
-    case TOKEN_RANK: {
-      const char* q = s;
-      while (q < end && q - s < RULES_PLACEHOLDER_DIGITS && is_digit(*q)) q++;
-      for (; q > s; q--) {
-        if (k->kind == TOKEN_STEP) { cap->step = s; cap->step_length = (size_t) (q - s); }
-        else { cap->rank = s; cap->rank_length = (size_t) (q - s); }
-        if (match_tokens(r, t + 1, last, q, end, cap, prefix_mode)) return 1;
-      }
-      return 0;
-    }
-    }
-  }
-}
-
-static long long digits_value(const char* s, size_t length)
-{
-  long long value = 0;
-  for (size_t i = 0; i < length; i++) value = value * 10 + (s[i] - '0');
-  return value;
-}
-
-static void result_fill(scr_preload_match* result, int index, const char* path, const captures* cap)
-{
-  if (!result) return;
-  result->rule = index;
-  result->step = cap->step_length ? digits_value(cap->step, cap->step_length) : -1;
-  result->step_offset = cap->step_length ? (size_t) (cap->step - path) : 0;
-  result->step_length = cap->step_length;
-  result->rank = cap->rank_length ? digits_value(cap->rank, cap->rank_length) : -1;
-  result->rank_offset = cap->rank_length ? (size_t) (cap->rank - path) : 0;
-  result->rank_length = cap->rank_length;
-}
-
-static void result_none(scr_preload_match* result)
-{
-  static const captures nothing = { NULL, 0, NULL, 0 };
-  result_fill(result, -1, NULL, &nothing);
-}
-
-int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path, size_t length,
-                            scr_preload_match* result)
-{
-  /* the common case: a path outside every rule's literal prefix */
-  if (!ruleset || length < ruleset->common_length ||
-      memcmp(path, ruleset->common, ruleset->common_length) != 0) {
-    result_none(result);
-    return -1;
-  }
-  /* then the byte after it, which tells apart rules whose prefixes differ
-   * (an absolute rule beside relative ones leaves a common prefix of "/") */
-  size_t skip = ruleset->common_length;
-  if (!ruleset->next_any && (length == skip || !set_has(&ruleset->next, (unsigned char) path[skip]))) {
-    result_none(result);
-    return -1;
-  }
-  for (int i = 0; i < ruleset->count; i++) {
-    const rule* r = &ruleset->rules[i];
-    if (length < r->min_length) continue;
-    if (r->prefix_length > skip && (path[skip] != r->text[skip] ||
-        memcmp(path + skip + 1, r->text + skip + 1, r->prefix_length - skip - 1) != 0)) continue;
-    captures cap = { NULL, 0, NULL, 0 };
-    if (r->token_count == 1) {
-      if (length != r->prefix_length) continue;
-    } else {
-      const char* end = path + length;
-      int last = r->token_count;
-      if (r->suffix_length) {
-        const rule_token* suffix = &r->tokens[last - 1];
-        if (!bytes_equal(end - suffix->length, r->text + suffix->offset, suffix->length)) continue;
-        end -= suffix->length;
-        last--;
-      }
-      if (!match_tokens(r, 1, last, path + r->prefix_length, end, &cap, 0)) continue;
-    }
-    result_fill(result, i, path, &cap);
-    return i;
-  }
-  result_none(result);
-  return -1;
-}
-
-int scr_preload_rules_match_name(const scr_preload_ruleset* ruleset, const char* name, size_t length)
-{
-  for (int i = 0; ruleset && i < ruleset->count; i++) {
-    const rule* r = &ruleset->rules[i];
-    if (r->name_spans) return 1;
-    /* the literal end of the pattern, when it lies within the last component */
-    if (r->suffix_length && r->token_count - 1 > r->name_token) {
-      const rule_token* suffix = &r->tokens[r->token_count - 1];
-      if (length < suffix->length ||
-          !bytes_equal(name + length - suffix->length, r->text + suffix->offset, suffix->length)) continue;
-    }
-    const char* s = name;
-    int t = r->name_token;
-    if (t < r->token_count && r->tokens[t].kind == TOKEN_LITERAL) {
-      size_t n = r->tokens[t].length - r->name_offset;
-      if (length < n || !bytes_equal(s, r->text + r->tokens[t].offset + r->name_offset, n)) continue;
-      s += n;
-      t++;
-    }
-    captures cap = { NULL, 0, NULL, 0 };
-    if (match_tokens(r, t, r->token_count, s, name + length, &cap, 0)) return 1;
-  }
-  return 0;
-}
-
-int scr_preload_rules_match_directory(const scr_preload_ruleset* ruleset, const char* path,
-                                      size_t length, scr_preload_match* result)
-{
-  /* ask whether "path/" can begin a match; the root is "/" already */
-  char buffer[4096 + 2];
-  if (!ruleset || length == 0 || length >= sizeof(buffer) - 1 || path[0] != '/') {
-    result_none(result);
-    return -1;
-  }
-  memcpy(buffer, path, length);
-  if (length > 1) buffer[length++] = '/';
-  if (length < ruleset->common_directory_length ||
-      memcmp(buffer, ruleset->common, ruleset->common_directory_length) != 0) {
-    result_none(result);
-    return -1;
-  }
-  for (int i = 0; i < ruleset->count; i++) {
-    const rule* r = &ruleset->rules[i];
-    if (length < r->directory_length || memcmp(buffer, r->text, r->directory_length) != 0) continue;
-    captures cap = { NULL, 0, NULL, 0 };
-    if (!match_tokens(r, 0, r->token_count, buffer, buffer + length, &cap, 1)) continue;
-    result_fill(result, i, buffer, &cap);
-    return i;
-  }
-  result_none(result);
-  return -1;
 }
 
 /* --- compilation */
@@ -646,6 +400,55 @@ static int rule_compile(rule* r, const char* pattern, const scr_kvtree* attribut
   return SCR_SUCCESS;
 }
 
+/* the filter of a rule's last component (see name_filter) */
+static void rule_name_filter(const rule* r, name_filter* f)
+{
+  memset(f, 0, sizeof(*f));
+  int t0 = r->name_token;
+  if (t0 >= r->token_count) return;
+  /* literal text at the start of the name, and at its end */
+  const char* head = NULL;
+  size_t head_length = 0;
+  if (r->tokens[t0].kind == TOKEN_LITERAL) {
+    head = r->text + r->tokens[t0].offset + r->name_offset;
+    head_length = r->tokens[t0].length - r->name_offset;
+  }
+  const char* tail = NULL;
+  size_t tail_length = 0;
+  const rule_token* last = &r->tokens[r->token_count - 1];
+  if (last->kind == TOKEN_LITERAL) {
+    if (r->token_count - 1 > t0) {
+      tail = r->text + last->offset;
+      tail_length = last->length;
+    } else {
+      tail = head;
+      tail_length = head_length;
+    }
+  }
+  unsigned char bytes[4], mask[4];
+  memset(bytes, 0, sizeof(bytes));
+  memset(mask, 0, sizeof(mask));
+  for (size_t i = 0; i < 4 && i < head_length; i++) {
+    bytes[i] = (unsigned char) head[i];
+    mask[i] = 0xff;
+  }
+  memcpy(&f->prefix, bytes, 4);
+  memcpy(&f->prefix_mask, mask, 4);
+  memset(bytes, 0, sizeof(bytes));
+  memset(mask, 0, sizeof(mask));
+  for (size_t i = 0; i < 4 && i < tail_length; i++) {
+    bytes[3 - i] = (unsigned char) tail[tail_length - 1 - i];
+    mask[3 - i] = 0xff;
+  }
+  memcpy(&f->suffix, bytes, 4);
+  memcpy(&f->suffix_mask, mask, 4);
+  for (int t = t0; t < r->token_count; t++) {
+    const rule_token* k = &r->tokens[t];
+    if (k->kind == TOKEN_LITERAL) f->min_length += (uint32_t) (k->length - (t == t0 ? r->name_offset : 0));
+    else if (k->kind != TOKEN_STAR && k->kind != TOKEN_ANY && k->kind != TOKEN_DIRECTORIES) f->min_length++;
+  }
+}
+
 static size_t common_length(const char* a, size_t alen, const char* b, size_t blen)
 {
   size_t n = 0;
@@ -663,8 +466,13 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
                          prefix ? prefix : "(none)");
     return SCR_ERR_INVALID;
   }
-  scr_preload_ruleset* set = calloc(1, sizeof(*set));
+  /* a cache line of its own for the start of the set */
   int total = scr_kvtree_size(descriptors);
+  int groups = total > 0 ? (total + 3) / 4 : 0;
+  size_t bytes = sizeof(scr_preload_ruleset) + (size_t) groups * sizeof(name_filters);
+  scr_preload_ruleset* set = NULL;
+  if (posix_memalign((void**) &set, 64, bytes) != 0) set = NULL;
+  if (set) memset(set, 0, bytes);
   if (!set || (total && !(set->rules = calloc((size_t) total, sizeof(*set->rules))))) {
     free(set);
     return SCR_ERR_NOMEM;
@@ -682,7 +490,11 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
       common = common_length(first->text, common, r->text, r->prefix_length);
       directory = common_length(first->text, directory, r->text, r->directory_length);
     }
-    set->common = strndup(first->text, common);
+    set->common = common < sizeof(set->common_inline) ? set->common_inline : malloc(common + 1);
+    if (set->common) {
+      memcpy(set->common, first->text, common);
+      set->common[common] = '\0';
+    }
     set->common_length = common;
     set->common_directory_length = directory;
     for (int i = 0; i < set->count; i++) {
@@ -690,10 +502,25 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
       if (r->prefix_length > common) set_add(&set->next, (unsigned char) r->text[common]);
       else set->next_any = 1;
     }
+    set->filter_groups = (set->count + 3) / 4;
+    for (int g = 0; g < set->filter_groups; g++) {
+      name_filters* lanes = &set->filters[g];
+      for (int k = 0; k < 4; k++) {
+        name_filter f = { 1, 0, 0, 0, 0 };   /* no rule: (x & 0) != 1 */
+        int i = 4 * g + k;
+        if (i < set->count) rule_name_filter(&set->rules[i], &f);
+        if (i < set->count && set->rules[i].name_spans) set->filters_pass = 1;
+        lanes->prefix[k] = f.prefix;
+        lanes->prefix_mask[k] = f.prefix_mask;
+        lanes->suffix[k] = f.suffix;
+        lanes->suffix_mask[k] = f.suffix_mask;
+        lanes->min_length[k] = f.min_length;
+      }
+    }
     if (!set->common) rc = SCR_ERR_NOMEM;
   } else if (rc == SCR_SUCCESS) {
     /* no rule: nothing may match, not even "/" */
-    set->common = strdup("");
+    set->common = set->common_inline;
     set->common_length = (size_t) -1;
     set->common_directory_length = (size_t) -1;
     if (!set->common) rc = SCR_ERR_NOMEM;
@@ -712,7 +539,7 @@ void scr_preload_rules_free(scr_preload_ruleset** ruleset)
   scr_preload_ruleset* set = *ruleset;
   for (int i = 0; i < set->count; i++) rule_release(&set->rules[i]);
   free(set->rules);
-  free(set->common);
+  if (set->common != set->common_inline) free(set->common);
   free(set);
   *ruleset = NULL;
 }

@@ -6,6 +6,20 @@
 #include <stddef.h>
 #include "scr_kvtree.h"
 
+/* libscr_preload.so is built with hidden visibility, so that its internal
+ * calls and data need no PLT or GOT: pages a pass-through call would
+ * otherwise touch. What it exports besides the wrapped functions (the hooks,
+ * and what tests and tools look up with dlsym) is marked: */
+#ifndef SCR_PRELOAD_API
+#define SCR_PRELOAD_API __attribute__((visibility("default")))
+#endif
+/* the screens every call on a foreign path runs: grouped in .text.hot, a
+ * few hundred bytes side by side; code only a match reaches is cold */
+#ifndef SCR_PRELOAD_HOT
+#define SCR_PRELOAD_HOT __attribute__((hot))
+#define SCR_PRELOAD_COLD __attribute__((cold, noinline))
+#endif
+
 /* Pattern syntax (one rule per PRELOAD descriptor; the pattern is its value):
  *   relative to the prefix directory, or absolute
  *   *        any characters except '/'
@@ -76,7 +90,7 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
 void scr_preload_rules_free(scr_preload_ruleset** ruleset);
 
 /* number of rules, and rule index (0 .. count-1) for messages and decisions */
-int scr_preload_rules_count(const scr_preload_ruleset* ruleset);
+SCR_PRELOAD_API int scr_preload_rules_count(const scr_preload_ruleset* ruleset);
 const scr_preload_rule* scr_preload_rules_at(const scr_preload_ruleset* ruleset, int index);
 
 /* the literal text every file any rule can match starts with */
@@ -89,10 +103,32 @@ const char* scr_preload_rules_common_prefix(const scr_preload_ruleset* ruleset);
 int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path, size_t length,
                             scr_preload_match* result);
 
+/* the same, trying only rules first .. count-1: the next candidate when the
+ * rule that matched is ruled out for another reason (its CALLER= is not on
+ * the stack) */
+int scr_preload_rules_match_from(const scr_preload_ruleset* ruleset, int first, const char* path,
+                                 size_t length, scr_preload_match* result);
+
 /* 1 when some rule's last component can match the file name (no '/'), so
  * that a relative path whose name no rule has is ruled out before looking up
  * the directory it is relative to; 0 otherwise. Never allocates. */
 int scr_preload_rules_match_name(const scr_preload_ruleset* ruleset, const char* name, size_t length);
+
+/* 0 when the file name (no '/') cannot be the last component of any rule,
+ * by a filter of each rule's literal first and last four bytes and shortest
+ * name, evaluated without a branch per rule; 1 when it may (then
+ * scr_preload_rules_match_name decides exactly). "." and ".." may. */
+int scr_preload_rules_name_may_match(const scr_preload_ruleset* ruleset, const char* name, size_t length);
+
+/* what the absolute, normalized path of length bytes, whose file name
+ * starts at name_offset, cannot be: ALL when it is neither a rule's file nor
+ * a rule directory (outside the rules' common directory); FILE when it is no
+ * rule's file (outside the common prefix, or its name passes no rule's
+ * filter) but may be a rule directory; NONE when a rule may match it
+ * (scr_preload_rules_match decides). The pass-through path of the wrappers. */
+enum { SCR_PRELOAD_EXCLUDE_NONE = 0, SCR_PRELOAD_EXCLUDE_FILE = 1, SCR_PRELOAD_EXCLUDE_ALL = 2 };
+int scr_preload_rules_exclude(const scr_preload_ruleset* ruleset, const char* path, size_t length,
+                              size_t name_offset);
 
 /* index of a rule that could place files in the directory or below it, or
  * -1: the rule's literal directory itself and any directory the pattern's

@@ -10,18 +10,49 @@
 #include "scr_log.h"
 #include "scr_param.h"
 #include "scr_path.h"
+#include "scr_preload_fd.h"
 #include "scr_preload_real.h"
+#include "scr_preload_signal.h"
 #include "scr_preload_state.h"
 
 scr_preload_ruleset* scr_preload_state_ruleset = NULL;
 
-/* SCR_PRELOAD_DRYRUN=1: report matches, route nothing */
-static int state_dryrun = 0;
+int scr_preload_state_dryrun_flag = 0;
+pid_t scr_preload_state_owner = 0;
+
+const scr_preload_ruleset* scr_preload_state_current(void)
+{
+  return scr_preload_state_rules();
+}
 
 void scr_preload_state_install(scr_preload_ruleset* rules)
 {
   if (rules && scr_preload_rules_count(rules) == 0) scr_preload_rules_free(&rules);
+  if (rules) {
+    /* before the rules are visible: a matching open may follow at once */
+    scr_preload_state_owner = getpid();
+    scr_preload_fd_init();
+    scr_preload_signal_install();
+  }
   __atomic_store_n(&scr_preload_state_ruleset, rules, __ATOMIC_RELEASE);
+}
+
+/* the rank the launcher gave this process, for messages before MPI_Init
+ * says (a dry run of an MPI job prints it on every line) */
+static void state_rank_from_environment(void)
+{
+  static const char* const names[] = { "PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK",
+                                       "SLURM_PROCID", "FLUX_TASK_RANK", "PALS_RANKID", NULL };
+  if (scr_log_rank >= 0) return;
+  for (int i = 0; names[i]; i++) {
+    const char* value = getenv(names[i]);
+    char* end = NULL;
+    long rank = value && *value ? strtol(value, &end, 10) : -1;
+    if (rank >= 0 && rank <= 0x7fffffff && end && *end == '\0') {
+      scr_log_rank = (int) rank;
+      return;
+    }
+  }
 }
 
 /* the compiled rules of the configuration just read into the param module */
@@ -55,7 +86,10 @@ int scr_preload_state_load(char* errbuf, size_t errlen)
     long long level = 0;
     int enabled = 1;
     if (scr_param_get_int("SCR_DEBUG", &level) == SCR_SUCCESS) scr_log_debug_level = (int) level;
-    if (scr_param_get_bool("SCR_PRELOAD_DRYRUN", &state_dryrun) != SCR_SUCCESS) state_dryrun = 0;
+    int dryrun = 0;
+    if (scr_param_get_bool("SCR_PRELOAD_DRYRUN", &dryrun) != SCR_SUCCESS) dryrun = 0;
+    __atomic_store_n(&scr_preload_state_dryrun_flag, dryrun, __ATOMIC_RELAXED);
+    state_rank_from_environment();
     /* SCR_ENABLE=0: the files go where the application writes them */
     if (scr_param_get_bool("SCR_ENABLE", &enabled) == SCR_SUCCESS && !enabled) scr_preload_rules_free(&rules);
     scr_preload_state_install(rules);
@@ -64,23 +98,4 @@ int scr_preload_state_load(char* errbuf, size_t errlen)
   scr_kvtree_delete(&system);
   scr_preload_real_leave();
   return rc;
-}
-
-void scr_preload_state_report(const scr_preload_ruleset* rules, const char* call, const char* path,
-                              const scr_preload_match* match)
-{
-  if (!state_dryrun && scr_log_debug_level < 2) return;
-  const scr_preload_rule* rule = scr_preload_rules_at(rules, match->rule);
-  if (!rule) return;
-  scr_preload_real_enter();
-  char captured[64] = "";
-  if (match->step >= 0 && match->rank >= 0)
-    snprintf(captured, sizeof(captured), " (step %lld, rank %lld)", match->step, match->rank);
-  else if (match->step >= 0)
-    snprintf(captured, sizeof(captured), " (step %lld)", match->step);
-  else if (match->rank >= 0)
-    snprintf(captured, sizeof(captured), " (rank %lld)", match->rank);
-  scr_info("%s%s %s matches PRELOAD=%s%s%s%s", state_dryrun ? "dry run: " : "", call, path,
-           rule->pattern, captured, rule->origin ? " at " : "", rule->origin ? rule->origin : "");
-  scr_preload_real_leave();
 }

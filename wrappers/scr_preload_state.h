@@ -4,6 +4,7 @@
 #define SCR_PRELOAD_STATE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include "scr_preload_rules.h"
 
 /* the rule set in force, NULL when no rule is loaded: then every wrapper
@@ -14,9 +15,14 @@ static inline const scr_preload_ruleset* scr_preload_state_rules(void)
   return __atomic_load_n(&scr_preload_state_ruleset, __ATOMIC_ACQUIRE);
 }
 
+/* the same for tests and tools, which look it up with dlsym (the variable
+ * itself is hidden, so that the wrappers reach it without the GOT) */
+SCR_PRELOAD_API const scr_preload_ruleset* scr_preload_state_current(void);
+
 /* make rules (ownership taken; NULL or an empty set to route nothing) the set
  * in force. The previous set is kept allocated, as another thread may still
- * be matching against it. */
+ * be matching against it. The first non-empty set activates the layer: the
+ * descriptor table is sized and the fatal-signal handlers are installed. */
 void scr_preload_state_install(scr_preload_ruleset* rules);
 
 /* read the configuration as SCR_Init does (environment, $SCR_CONF_FILE or
@@ -25,12 +31,17 @@ void scr_preload_state_install(scr_preload_ruleset* rules);
  * SCR_ENABLE=0); also reads SCR_PRELOAD_DRYRUN and SCR_DEBUG. On a bad
  * configuration returns its SCR_ERR_*
  * code with the one-line message in errbuf and leaves the rules unchanged. */
-int scr_preload_state_load(char* errbuf, size_t errlen);
+SCR_PRELOAD_API int scr_preload_state_load(char* errbuf, size_t errlen);
 
-/* an open of the absolute path matched a rule of rules: with
- * SCR_PRELOAD_DRYRUN=1 (or at SCR_DEBUG 2 and above) say which rule and what
- * it captured. Keeps errno. */
-void scr_preload_state_report(const scr_preload_ruleset* rules, const char* call, const char* path,
-                              const scr_preload_match* match);
+/* the process that installed the rule set (a vfork child shares it) */
+extern pid_t scr_preload_state_owner;
+
+/* SCR_PRELOAD_DRYRUN=1 was in force when the rules were loaded: report
+ * matches, call no hook */
+extern int scr_preload_state_dryrun_flag;
+static inline int scr_preload_state_dryrun(void)
+{
+  return __atomic_load_n(&scr_preload_state_dryrun_flag, __ATOMIC_RELAXED);
+}
 
 #endif

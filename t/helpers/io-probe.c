@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "io-probe.h"
 
 /* Usage: io-probe [--load-rules] FIXTURE
  * Runs in the current directory, which it fills with probe.d/; FIXTURE is a
@@ -21,7 +22,7 @@
  * loaded, to read the PRELOAD rules now (as MPI_Init will), and says on
  * stderr how many it found; stdout does not depend on it. */
 
-static const char* errno_name(int e)
+const char* errno_name(int e)
 {
   const char* name = strerrorname_np(e);
   static char number[32];
@@ -31,13 +32,13 @@ static const char* errno_name(int e)
 }
 
 /* "label: ret=R errno=NAME"; errno only when the call failed */
-static void report(const char* label, long ret, int failed, int error)
+void report(const char* label, long ret, int failed, int error)
 {
   if (failed) printf("%s: ret=%ld errno=%s\n", label, ret, errno_name(error));
   else printf("%s: ret=%ld\n", label, ret);
 }
 
-static void report_fd(const char* label, int fd)
+void report_fd(const char* label, int fd)
 {
   int error = errno;
   report(label, fd, fd < 0, error);
@@ -45,7 +46,7 @@ static void report_fd(const char* label, int fd)
 }
 
 /* stat fields that two runs share; full adds those of a file both runs read */
-static void report_stat(const char* label, int rc, const struct stat* st, int full)
+void report_stat(const char* label, int rc, const struct stat* st, int full)
 {
   int error = errno;
   report(label, rc, rc != 0, error);
@@ -58,7 +59,7 @@ static void report_stat(const char* label, int rc, const struct stat* st, int fu
            (long) st->st_blksize, (long long) st->st_blocks);
 }
 
-static void report_file(const char* label, FILE* f)
+void report_file(const char* label, FILE* f)
 {
   int error = errno;
   printf("%s: %s", label, f ? "FILE" : "NULL");
@@ -210,6 +211,7 @@ static void probe_permissions(void)
   report_file("fopen unreadable file", fopen("probe.d/secret", "r"));
   int rc = access("probe.d/secret", R_OK);
   report("access unreadable file", rc, rc != 0, errno);
+  probe_permissions_more();
   fflush(stdout);
   if (as_root) _exit(0);
 }
@@ -257,14 +259,14 @@ static void load_rules(void)
 {
   int (*load)(char*, size_t) = (int (*)(char*, size_t)) dlsym(RTLD_DEFAULT, "scr_preload_state_load");
   int (*count)(const void*) = (int (*)(const void*)) dlsym(RTLD_DEFAULT, "scr_preload_rules_count");
-  void** rules = (void**) dlsym(RTLD_DEFAULT, "scr_preload_state_ruleset");
-  if (!load || !count || !rules) {
+  const void* (*current)(void) = (const void* (*)(void)) dlsym(RTLD_DEFAULT, "scr_preload_state_current");
+  if (!load || !count || !current) {
     fprintf(stderr, "io-probe: no preload library\n");
     return;
   }
   char message[1024] = "";
   int rc = load(message, sizeof(message));
-  fprintf(stderr, "io-probe: preload rules loaded: rc=%d rules=%d %s\n", rc, count(*rules), message);
+  fprintf(stderr, "io-probe: preload rules loaded: rc=%d rules=%d %s\n", rc, count(current()), message);
 }
 
 int main(int argc, char** argv)
@@ -280,6 +282,12 @@ int main(int argc, char** argv)
   probe_open(fixture);
   probe_fopen(fixture);
   probe_stat(fixture);
+  probe_open_variants(fixture);
+  probe_stdio_variants(fixture);
+  probe_descriptors();
+  probe_names();
+  probe_stat_variants(fixture);
+  probe_directories();
   check_errno_kept(fixture);
   probe_permissions();
   probe_threads();

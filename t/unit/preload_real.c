@@ -152,11 +152,53 @@ static void test_paths(void)
   is_str(buffer, "/abs/y", "resolve: an absolute path ignores the descriptor");
 }
 
+/* what scr_preload_path_scan must find, the slow way */
+static size_t scan_reference(const char* path, size_t* name, int* odd)
+{
+  size_t length = strlen(path);
+  const char* slash = strrchr(path, '/');
+  *name = slash ? (size_t) (slash - path) + 1 : 0;
+  *odd = strstr(path, "//") || strstr(path, "/.") || (length > 1 && path[length - 1] == '/');
+  return length;
+}
+
+static void test_scan(void)
+{
+  static const char* const paths[] = {
+    "", "/", "a", "/etc/passwd", "relative/dir/file.dat", "/p/run/ckpt.12/rank_3.dat", "//x", "/a//b", "/a/./b",
+    "/a/../b", "/a/.hidden", "/a/b/", "name.", "a/b.c/d", "/very/long/path/with/many/components/to/cross/words/x",
+    "./x", "../x", "x/.", "/.", "/..", "ab/", "/tmp/pw/data/input.dat", "12345678", "1234567/", "/234567/9",
+  };
+  /* every path at every alignment, with junk after its end that looks special */
+  char buffer[128];
+  int wrong = 0;
+  for (size_t p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
+    for (size_t shift = 0; shift < 8; shift++) {
+      memset(buffer, '/', sizeof(buffer));
+      char* at = buffer + 8 + shift;
+      size_t n = strlen(paths[p]);
+      memcpy(at, paths[p], n + 1);
+      at[-1] = '/';
+      size_t name = 99, want_name;
+      int odd = -1, want_odd;
+      size_t length = scr_preload_path_scan(at, &name, &odd);
+      size_t want = scan_reference(at, &want_name, &want_odd);
+      if (length != want || name != want_name || odd != want_odd) {
+        wrong++;
+        printf("# '%s' at +%zu: length %zu/%zu name %zu/%zu odd %d/%d\n", paths[p], shift, length, want, name,
+               want_name, odd, want_odd);
+      }
+    }
+  }
+  is_int(wrong, 0, "scan: length, last component and oddness of every path at every alignment");
+}
+
 int main(void)
 {
   test_table();
   test_guard();
   test_reentry();
   test_paths();
+  test_scan();
   return tap_done();
 }

@@ -338,6 +338,72 @@ static void test_names(void)
   is_int(name(NULL, "x"), 0, "name: no rule set, no match");
 }
 
+static int exclude(const scr_preload_ruleset* set, const char* path)
+{
+  const char* slash = strrchr(path, '/');
+  return scr_preload_rules_exclude(set, path, strlen(path), slash ? (size_t) (slash - path) + 1 : 0);
+}
+
+static int may(const scr_preload_ruleset* set, const char* file)
+{
+  return scr_preload_rules_name_may_match(set, file, strlen(file));
+}
+
+/* the screens of the pass-through path never rule out what the matchers
+ * accept: checked on every combination of a few path pieces */
+static void test_screens(void)
+{
+  scr_preload_ruleset* set = compile("PRELOAD=ckpt.{step}/rank_{rank}.dat CALLER=write_*\n"
+                                     "PRELOAD=ckpt.{step}/*.dat\nPRELOAD=ckpt.latest\n");
+  scr_preload_match m;
+  is_int(scr_preload_rules_match_from(set, 0, PREFIX "/ckpt.2/rank_1.dat", strlen(PREFIX "/ckpt.2/rank_1.dat"), &m),
+         0, "match_from 0: the first rule");
+  is_int(scr_preload_rules_match_from(set, 1, PREFIX "/ckpt.2/rank_1.dat", strlen(PREFIX "/ckpt.2/rank_1.dat"), &m),
+         1, "match_from 1: the next rule that matches");
+  is_int(m.step, 2, "match_from: captures of that rule");
+  is_int(scr_preload_rules_match_from(set, 2, PREFIX "/ckpt.2/rank_1.dat", strlen(PREFIX "/ckpt.2/rank_1.dat"), &m),
+         -1, "match_from past the last that matches");
+  scr_preload_rules_free(&set);
+
+  set = compile("PRELOAD=ckpt.{step}/rank_{rank}.dat\nPRELOAD=ckpt.{step}/meta.json\nPRELOAD=ckpt.latest\n"
+                "PRELOAD=out/field_{step}_{rank}.h5\nPRELOAD=restart/{step}/r{rank}.bin\n"
+                "PRELOAD=state.{step}.[0-9][0-9]*.ckpt\nPRELOAD=dumps/**/chk_{step}.{rank}\n"
+                "PRELOAD=ckpt.{step}/rank_{rank}.?\nPRELOAD=snap_{step}/*.bin\n");
+  is_int(exclude(set, "/etc/passwd"), SCR_PRELOAD_EXCLUDE_ALL, "screen: a system file is nothing of the rules");
+  is_int(exclude(set, "/p"), SCR_PRELOAD_EXCLUDE_ALL, "screen: the prefix's parent is nothing of the rules");
+  is_int(exclude(set, PREFIX), SCR_PRELOAD_EXCLUDE_FILE, "screen: the prefix may be a rule directory");
+  is_int(exclude(set, PREFIX "/data/input.dat"), SCR_PRELOAD_EXCLUDE_FILE, "screen: an input under the prefix");
+  is_int(exclude(set, PREFIX "/ckpt.1/rank_2.dat"), SCR_PRELOAD_EXCLUDE_NONE, "screen: a rule's file");
+  is_int(may(set, "input.dat"), 0, "name filter: no rule's name");
+  is_int(may(set, "rank_2.dat"), 1, "name filter: a rule's name");
+  is_int(may(set, "x.bin"), 1, "name filter: a name that only a wildcard rule has");
+  is_int(may(set, ".."), 1, "name filter: '..' may be anything");
+  is_int(may(set, "ab"), 1, "name filter: a name too short to filter");
+
+  static const char* const dirs[] = { "", "/ckpt.7", "/ckpt.x", "/dumps", "/dumps/a/b", "/restart/12", "/snap_3",
+                                      "/out", "/data", "/state.1.22.ckpt" };
+  static const char* const names[] = { "rank_1.dat", "rank_1.da", "rank_1.x", "meta.json", "ckpt.latest", "chk_5.3",
+                                       "field_1_2.h5", "r7.bin", "x.bin", "state.1.22.ckpt", "input.dat", "ckpt.7",
+                                       "rank_", "chk_5.", "z" };
+  int unsound = 0;
+  for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+    for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+      char path[256];
+      snprintf(path, sizeof(path), "%s%s/%s", PREFIX, dirs[d], names[n]);
+      int screen = exclude(set, path);
+      if (match(set, path, NULL) >= 0 && screen != SCR_PRELOAD_EXCLUDE_NONE) unsound++, printf("# file %s\n", path);
+      if (directory(set, path, NULL) >= 0 && screen == SCR_PRELOAD_EXCLUDE_ALL) unsound++, printf("# dir %s\n", path);
+      if (name(set, names[n]) && !may(set, names[n])) unsound++, printf("# name %s\n", names[n]);
+    }
+    char path[256];
+    snprintf(path, sizeof(path), "%s%s", PREFIX, dirs[d]);
+    if (directory(set, path, NULL) >= 0 && exclude(set, path) == SCR_PRELOAD_EXCLUDE_ALL)
+      unsound++, printf("# dir %s\n", path);
+  }
+  is_int(unsound, 0, "screens never rule out a file or a directory that matches");
+  scr_preload_rules_free(&set);
+}
+
 int main(void)
 {
   test_literal_and_wildcards();
@@ -347,5 +413,6 @@ int main(void)
   test_errors();
   test_directories();
   test_names();
+  test_screens();
   return tap_done();
 }

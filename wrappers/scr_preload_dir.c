@@ -1,0 +1,262 @@
+/* scr_preload_dir.c - directory listings: opendir, readdir, closedir and scandir,
+ * so that an application scanning a rule's directory sees the datasets it holds. */
+#include "config.h"
+#include <dirent.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scr_preload_wrap.h"
+
+/* the engine's entries are struct dirent64; readdir and scandir can share
+ * them where struct dirent is the same (64-bit Linux), and otherwise leave
+ * the engine out of the non-64 forms */
+#define DIR_SAME_LAYOUT (sizeof(struct dirent) == sizeof(struct dirent64) && \
+                         offsetof(struct dirent, d_name) == offsetof(struct dirent64, d_name))
+
+typedef int (*dir_filter)(const struct dirent64*);
+typedef int (*dir_compare)(const struct dirent64**, const struct dirent64**);
+
+static DIR* dir_real_open(const char* path)
+{
+  DIR* (*real)(const char*) = SCR_REAL(opendir);
+  if (real) return real(path);
+  errno = ENOSYS;
+  return NULL;
+}
+
+/* dirfd without touching errno; -1 for NULL */
+static int dir_fd(DIR* stream)
+{
+  int saved_errno = errno;
+  int fd = stream ? dirfd(stream) : -1;
+  errno = saved_errno;
+  return fd;
+}
+
+/* ask the engine about a rule directory before opening it: returns the
+ * hook's answer, with *stream set for HANDLED, errno as the contract says */
+static int dir_ask(const scr_preload_target* t, char* redirect, void** cookie, DIR** stream)
+{
+  int saved_errno = errno, handled = SCR_PRELOAD_PASS;
+  DIR* d;
+  SCR_PRELOAD_HOOK_CALL(d, scr_preload_hook_opendir(t, redirect, cookie, &handled));
+  if (handled == SCR_PRELOAD_HANDLED) {
+    SCR_PRELOAD_ERRNO_KEEP(saved_errno, d == NULL);
+    *stream = d;
+  } else {
+    errno = saved_errno;
+  }
+  return handled;
+}
+
+static void dir_track(DIR* stream, const scr_preload_target* t, void* cookie)
+{
+  if (stream && cookie) scr_preload_wrap_track(dir_fd(stream), SCR_PRELOAD_FD_DIR, t, 1, cookie);
+}
+
+static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
+{
+  scr_preload_lookup l;
+  if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, SCR_PRELOAD_LOOKUP_DIRECTORY) ||
+      scr_preload_state_dryrun())
+    return dir_real_open(path);
+  char redirect[PATH_MAX];
+  redirect[0] = '\0';
+  void* cookie = NULL;
+  DIR* d = NULL;
+  int handled = dir_ask(&l.t, redirect, &cookie, &d);
+  if (handled != SCR_PRELOAD_HANDLED) d = dir_real_open(handled == SCR_PRELOAD_REDIRECT ? redirect : path);
+  dir_track(d, &l.t, cookie);
+  return d;
+}
+
+SCR_PRELOAD_WRAPPER DIR* opendir(const char* path)
+{
+  SCR_PRELOAD_WRAP_INERT(opendir, dir_open_routed(scr_preload_wrap_rules(), path), path);
+}
+
+/* the next entry of a stream: the engine's when the stream is tracked and
+ * it answers, else the real readdir64 (is64) or readdir */
+static struct dirent64* dir_read(DIR* stream, int is64)
+{
+  int fd = dir_fd(stream);
+  scr_preload_fd_file file;
+  if (scr_preload_fd_mark(fd) && (is64 || DIR_SAME_LAYOUT) && scr_preload_fd_lookup(fd, &file) &&
+      file.kind == SCR_PRELOAD_FD_DIR && file.hooked) {
+    int saved_errno = errno, handled = SCR_PRELOAD_PASS;
+    struct dirent64* entry;
+    SCR_PRELOAD_HOOK_CALL(entry, scr_preload_hook_readdir(stream, file.cookie, &handled));
+    if (handled == SCR_PRELOAD_HANDLED) {
+      /* NULL is the end (errno untouched by the hook) or an error (set) */
+      if (entry) errno = saved_errno;
+      return entry;
+    }
+    errno = saved_errno;
+  }
+  if (is64) {
+    struct dirent64* (*real)(DIR*) = SCR_REAL(readdir64);
+    if (real) return real(stream);
+  } else {
+    struct dirent* (*real)(DIR*) = SCR_REAL(readdir);
+    if (real) return (struct dirent64*) (void*) real(stream);
+  }
+  errno = ENOSYS;
+  return NULL;
+}
+
+SCR_PRELOAD_WRAPPER struct dirent* readdir(DIR* stream)
+{
+  struct dirent* (*real)(DIR*) = SCR_REAL(readdir);
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE) && real != NULL, 1))
+    return real(stream);
+  return (struct dirent*) (void*) dir_read(stream, 0);
+}
+
+SCR_PRELOAD_WRAPPER struct dirent64* readdir64(DIR* stream)
+{
+  struct dirent64* (*real)(DIR*) = SCR_REAL(readdir64);
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE) && real != NULL, 1))
+    return real(stream);
+  return dir_read(stream, 1);
+}
+
+SCR_PRELOAD_WRAPPER int closedir(DIR* stream)
+{
+  int (*real)(DIR*) = SCR_REAL(closedir);
+  if (!real) {
+    errno = ENOSYS;
+    return -1;
+  }
+  int fd = -1;
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE), 1) ||
+      !scr_preload_fd_mark(fd = dir_fd(stream)))
+    return real(stream);
+  scr_preload_fd_file file, last;
+  int tracked = scr_preload_fd_lookup(fd, &file);
+  int is_last = scr_preload_fd_release(fd, &last);
+  int rc = 0, handled = SCR_PRELOAD_PASS;
+  int saved_errno = errno;
+  /* a stream's end for the engine, whether or not its descriptor was dup'd */
+  if (tracked && file.kind == SCR_PRELOAD_FD_DIR && file.hooked)
+    SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_closedir(stream, file.cookie, &handled));
+  if (handled == SCR_PRELOAD_HANDLED) {
+    SCR_PRELOAD_ERRNO_KEEP(saved_errno, rc == -1);
+  } else {
+    errno = saved_errno;
+    rc = real(stream);
+  }
+  /* fdopendir on a tracked file's descriptor: closedir closed that file */
+  return is_last ? scr_preload_wrap_closed(fd, &last, rc, 0) : rc;
+}
+
+/* --- scandir, scandir64: glibc's read the directory without our readdir,
+ * so a tracked directory is scanned here, through dir_read */
+
+static int dir_sort(const void* a, const void* b, void* arg)
+{
+  dir_compare compare = *(const dir_compare*) arg;
+  return compare((const struct dirent64**) a, (const struct dirent64**) b);
+}
+
+/* scandir on an open stream, which the caller closes */
+static int dir_scan(DIR* stream, int is64, struct dirent64*** list, dir_filter filter, dir_compare compare)
+{
+  int saved_errno = errno, failure = 0;
+  struct dirent64** entries = NULL;
+  size_t count = 0, capacity = 0;
+  for (;;) {
+    errno = 0;
+    struct dirent64* entry = dir_read(stream, is64);
+    if (!entry) {
+      failure = errno;
+      break;
+    }
+    if (filter && !filter(entry)) continue;
+    if (count == capacity) {
+      capacity = capacity ? capacity * 2 : 16;
+      struct dirent64** grown = realloc(entries, capacity * sizeof(*entries));
+      if (!grown) {
+        failure = ENOMEM;
+        break;
+      }
+      entries = grown;
+    }
+    size_t size = offsetof(struct dirent64, d_name) + strlen(entry->d_name) + 1;
+    struct dirent64* copy = malloc(size);
+    if (!copy) {
+      failure = ENOMEM;
+      break;
+    }
+    memcpy(copy, entry, size);
+    copy->d_reclen = (unsigned short) size;
+    entries[count++] = copy;
+  }
+  if (failure) {
+    while (count > 0) free(entries[--count]);
+    free(entries);
+    errno = failure;
+    return -1;
+  }
+  if (compare && count > 1) qsort_r(entries, count, sizeof(*entries), dir_sort, &compare);
+  *list = entries;
+  errno = saved_errno;
+  return (int) count;
+}
+
+static int dir_scan_real(int is64, const char* path, void* list, void* filter, void* compare)
+{
+  if (is64) {
+    int (*real)(const char*, struct dirent64***, scr_preload_scandir64_filter, scr_preload_scandir64_compare) =
+        SCR_REAL(scandir64);
+    if (real) return real(path, list, (scr_preload_scandir64_filter) filter, (scr_preload_scandir64_compare) compare);
+  } else {
+    int (*real)(const char*, struct dirent***, scr_preload_scandir_filter, scr_preload_scandir_compare) =
+        SCR_REAL(scandir);
+    if (real) return real(path, list, (scr_preload_scandir_filter) filter, (scr_preload_scandir_compare) compare);
+  }
+  errno = ENOSYS;
+  return -1;
+}
+
+static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, const char* path, void* list, void* filter,
+                           void* compare)
+{
+  scr_preload_lookup l;
+  if (!rules || (!is64 && !DIR_SAME_LAYOUT) || scr_preload_state_dryrun() ||
+      !scr_preload_lookup_path(&l, rules, is64 ? "scandir64" : "scandir", AT_FDCWD, path,
+                               SCR_PRELOAD_LOOKUP_DIRECTORY))
+    return dir_scan_real(is64, path, list, filter, compare);
+  char redirect[PATH_MAX];
+  redirect[0] = '\0';
+  void* cookie = NULL;
+  DIR* d = NULL;
+  int handled = dir_ask(&l.t, redirect, &cookie, &d);
+  /* nothing to show beyond the directory itself: libc's scandir */
+  if (handled != SCR_PRELOAD_HANDLED && !cookie)
+    return dir_scan_real(is64, handled == SCR_PRELOAD_REDIRECT ? redirect : path, list, filter, compare);
+  if (handled != SCR_PRELOAD_HANDLED) d = dir_real_open(handled == SCR_PRELOAD_REDIRECT ? redirect : path);
+  if (!d) return -1;
+  dir_track(d, &l.t, cookie);
+  int n = dir_scan(d, is64, (struct dirent64***) list, (dir_filter) filter, (dir_compare) compare);
+  int error = errno;
+  closedir(d);
+  errno = error;
+  return n;
+}
+
+SCR_PRELOAD_WRAPPER int scandir(const char* path, struct dirent*** list, int (*filter)(const struct dirent*),
+            int (*compare)(const struct dirent**, const struct dirent**))
+{
+  scr_preload_scandir_filter f = filter;
+  scr_preload_scandir_compare c = compare;
+  SCR_PRELOAD_WRAP_INERT(scandir, dir_scan_routed(0, scr_preload_wrap_rules(), path, list, (void*) f, (void*) c),
+                         path, list, f, c);
+}
+
+SCR_PRELOAD_WRAPPER int scandir64(const char* path, struct dirent64*** list, int (*filter)(const struct dirent64*),
+              int (*compare)(const struct dirent64**, const struct dirent64**))
+{
+  SCR_PRELOAD_WRAP_INERT(scandir64, dir_scan_routed(1, scr_preload_wrap_rules(), path, list, (void*) filter,
+                                                   (void*) compare), path, list, filter, compare);
+}

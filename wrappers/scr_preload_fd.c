@@ -1,0 +1,226 @@
+/* scr_preload_fd.c - the descriptor table behind scr_preload_fd_mark: records of
+ * tracked open files with descriptor counts, changed under one mutex. */
+#include "config.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "scr_preload_fd.h"
+
+/* a table covers at most this many descriptors: the hard limit is often
+ * 2^20 or unlimited, and the reservation grows with it (36 bytes a descriptor,
+ * only touched where descriptors are used) */
+#define FD_CAPACITY_MAX (1 << 20)
+#define FD_CAPACITY_MIN 1024
+
+typedef struct {
+  int refs;                  /* descriptors marked with this record; 0 when free */
+  uint32_t next_free;        /* free list link, record number + 1 */
+  scr_preload_fd_file file;
+} fd_record;
+
+int scr_preload_fd_active = 0;
+uint32_t* scr_preload_fd_marks = NULL;
+int scr_preload_fd_capacity = 0;
+
+static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
+/* the process the marks belong to: a vfork child shares this memory but not
+ * the descriptor table, and must leave the marks alone (it runs no
+ * pthread_atfork handler to drop them) */
+static pid_t fd_owner = 0;
+static fd_record* fd_records = NULL;
+static uint32_t fd_free = 0;        /* head of the free list, record number + 1 */
+static uint32_t fd_unused = 0;      /* records [fd_unused, capacity) were never used */
+static int fd_files = 0;            /* records in use */
+static size_t fd_marks_bytes = 0, fd_records_bytes = 0;
+
+static void* fd_reserve(size_t bytes)
+{
+  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* mmap, not malloc: this runs while the rule set is installed, and a
+ * forked child can drop the table with munmap, which is async-signal-safe */
+static int fd_init_locked(void)
+{
+  if (scr_preload_fd_marks) return 0;
+  struct rlimit limit;
+  rlim_t n = FD_CAPACITY_MIN;
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    rlim_t hard = limit.rlim_max == RLIM_INFINITY ? FD_CAPACITY_MAX : limit.rlim_max;
+    n = limit.rlim_cur == RLIM_INFINITY ? FD_CAPACITY_MAX : limit.rlim_cur;
+    if (hard > n) n = hard;
+    if (n > FD_CAPACITY_MAX) n = FD_CAPACITY_MAX;
+    if (n < FD_CAPACITY_MIN) n = FD_CAPACITY_MIN;
+  }
+  size_t marks_bytes = (size_t) n * sizeof(uint32_t), records_bytes = (size_t) n * sizeof(fd_record);
+  uint32_t* marks = fd_reserve(marks_bytes);
+  fd_record* records = marks ? fd_reserve(records_bytes) : NULL;
+  if (!records) {
+    if (marks) munmap(marks, marks_bytes);
+    return -1;
+  }
+  fd_records = records;
+  fd_records_bytes = records_bytes;
+  fd_marks_bytes = marks_bytes;
+  fd_free = 0;
+  fd_unused = 0;
+  fd_files = 0;
+  scr_preload_fd_marks = marks;
+  scr_preload_fd_capacity = (int) n;
+  fd_owner = getpid();
+  return 0;
+}
+
+/* 1 when the table may be changed by this process (one system call: only
+ * ever made for descriptors that are marked) */
+static int fd_owned(void)
+{
+  return getpid() == fd_owner;
+}
+
+int scr_preload_fd_init(void)
+{
+  int saved_errno = errno;
+  pthread_mutex_lock(&fd_lock);
+  int rc = fd_init_locked();
+  pthread_mutex_unlock(&fd_lock);
+  errno = saved_errno;
+  return rc;
+}
+
+/* one descriptor less for record id (number + 1); 1 when it was the last */
+static int fd_drop_locked(uint32_t id, scr_preload_fd_file* last)
+{
+  fd_record* r = &fd_records[id - 1];
+  if (--r->refs > 0) return 0;
+  if (last) *last = r->file;
+  r->next_free = fd_free;
+  fd_free = id;
+  fd_files--;
+  return 1;
+}
+
+int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
+{
+  int saved_errno = errno;
+  int rc = -1;
+  pthread_mutex_lock(&fd_lock);
+  if (fd_init_locked() == 0 && fd >= 0 && fd < scr_preload_fd_capacity && fd_owned()) {
+    /* a descriptor is never shared by two records: a mark still here means
+     * the previous file's descriptor was closed behind our back (a raw
+     * system call); that record can only lose it */
+    uint32_t stale = scr_preload_fd_marks[fd];
+    if (stale) fd_drop_locked(stale, NULL);
+    uint32_t id;
+    if (fd_free) {
+      id = fd_free;
+      fd_free = fd_records[id - 1].next_free;
+    } else {
+      id = ++fd_unused;   /* cannot run out: there are as many records as descriptors */
+    }
+    fd_record* r = &fd_records[id - 1];
+    r->refs = 1;
+    r->next_free = 0;
+    r->file = *file;
+    fd_files++;
+    __atomic_store_n(&scr_preload_fd_marks[fd], id, __ATOMIC_RELAXED);
+    /* release: a reader that sees active also sees the table pointers */
+    __atomic_store_n(&scr_preload_fd_active, 1, __ATOMIC_RELEASE);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&fd_lock);
+  errno = saved_errno;
+  return rc;
+}
+
+int scr_preload_fd_release(int fd, scr_preload_fd_file* last)
+{
+  int rc = 0;
+  pthread_mutex_lock(&fd_lock);
+  if (scr_preload_fd_marks && fd >= 0 && fd < scr_preload_fd_capacity && fd_owned()) {
+    uint32_t id = scr_preload_fd_marks[fd];
+    if (id) {
+      __atomic_store_n(&scr_preload_fd_marks[fd], 0, __ATOMIC_RELAXED);
+      rc = fd_drop_locked(id, last);
+    }
+  }
+  pthread_mutex_unlock(&fd_lock);
+  return rc;
+}
+
+int scr_preload_fd_lookup(int fd, scr_preload_fd_file* file)
+{
+  int rc = 0;
+  pthread_mutex_lock(&fd_lock);
+  if (scr_preload_fd_marks && fd >= 0 && fd < scr_preload_fd_capacity && scr_preload_fd_marks[fd]) {
+    *file = fd_records[scr_preload_fd_marks[fd] - 1].file;
+    rc = 1;
+  }
+  pthread_mutex_unlock(&fd_lock);
+  return rc;
+}
+
+int scr_preload_fd_share(int oldfd, int newfd, scr_preload_fd_file* last)
+{
+  int rc = 0;
+  pthread_mutex_lock(&fd_lock);
+  if (scr_preload_fd_marks && newfd >= 0 && newfd < scr_preload_fd_capacity && oldfd != newfd && fd_owned()) {
+    uint32_t id = oldfd >= 0 && oldfd < scr_preload_fd_capacity ? scr_preload_fd_marks[oldfd] : 0;
+    uint32_t previous = scr_preload_fd_marks[newfd];
+    if (id != previous) {
+      if (id) fd_records[id - 1].refs++;
+      __atomic_store_n(&scr_preload_fd_marks[newfd], id, __ATOMIC_RELAXED);
+      if (previous) rc = fd_drop_locked(previous, last);
+    }
+  }
+  pthread_mutex_unlock(&fd_lock);
+  return rc;
+}
+
+int scr_preload_fd_count_marked(void)
+{
+  int n = 0;
+  pthread_mutex_lock(&fd_lock);
+  for (int fd = 0; scr_preload_fd_marks && fd < scr_preload_fd_capacity; fd++) n += scr_preload_fd_marks[fd] != 0;
+  pthread_mutex_unlock(&fd_lock);
+  return n;
+}
+
+int scr_preload_fd_count_files(void)
+{
+  pthread_mutex_lock(&fd_lock);
+  int n = fd_files;
+  pthread_mutex_unlock(&fd_lock);
+  return n;
+}
+
+void scr_preload_fd_atfork_prepare(void)
+{
+  pthread_mutex_lock(&fd_lock);
+}
+
+void scr_preload_fd_atfork_parent(void)
+{
+  pthread_mutex_unlock(&fd_lock);
+}
+
+/* the child's descriptors are copies that the parent's files must not lose
+ * a count to: the child starts with no marks and no table */
+void scr_preload_fd_atfork_child(void)
+{
+  __atomic_store_n(&scr_preload_fd_active, 0, __ATOMIC_RELAXED);
+  if (scr_preload_fd_marks) munmap(scr_preload_fd_marks, fd_marks_bytes);
+  if (fd_records) munmap(fd_records, fd_records_bytes);
+  scr_preload_fd_marks = NULL;
+  fd_records = NULL;
+  scr_preload_fd_capacity = 0;
+  fd_owner = 0;
+  fd_free = 0;
+  fd_unused = 0;
+  fd_files = 0;
+  pthread_mutex_init(&fd_lock, NULL);
+}

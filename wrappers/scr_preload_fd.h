@@ -1,0 +1,79 @@
+/* scr_preload_fd.h - which descriptors belong to files that matched a rule: a
+ * table indexed by descriptor, read without a lock, so a foreign close costs a load. */
+#ifndef SCR_PRELOAD_FD_H
+#define SCR_PRELOAD_FD_H
+
+#include <stdint.h>
+#include "scr_preload_rules.h"
+
+/* Each tracked open file (one successful open of a matching path) is a
+ * record with a count of the descriptors that refer to it; marks[fd] holds
+ * its record number + 1, 0 for a descriptor that is not ours. dup, dup2,
+ * dup3 and fcntl(F_DUPFD*) add a descriptor to a record; close, fclose and
+ * the implicit close of dup2/dup3 remove one; the file is closed when its
+ * count reaches 0. Changes take one mutex; reads take none. Only the
+ * process that made the table changes it (a vfork child, which shares the
+ * memory but not the descriptors, cannot). */
+
+enum scr_preload_fd_kind {
+  SCR_PRELOAD_FD_FILE = 1,   /* from an open or fopen: scr_preload_hook_close at its end */
+  SCR_PRELOAD_FD_DIR = 2     /* the descriptor of a tracked DIR stream */
+};
+
+/* what a record carries, handed back when its last descriptor goes */
+typedef struct {
+  int kind;                  /* enum scr_preload_fd_kind */
+  int rule;                  /* the rule the path matched */
+  int hooked;                /* 1 when scr_preload_hook_open (or _opendir) was called */
+  void* cookie;              /* what that hook asked to keep */
+} scr_preload_fd_file;
+
+/* set (never cleared, except in a forked child) once any descriptor has
+ * been marked: until then no descriptor call looks further */
+extern int scr_preload_fd_active;
+extern uint32_t* scr_preload_fd_marks;
+extern int scr_preload_fd_capacity;
+
+/* the record number + 1 of fd, 0 when fd is not ours: one load, none at all
+ * in a process that never opened a matching file */
+static inline uint32_t scr_preload_fd_mark(int fd)
+{
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE), 1)) return 0;
+  if ((unsigned) fd >= (unsigned) scr_preload_fd_capacity) return 0;
+  return __atomic_load_n(&scr_preload_fd_marks[fd], __ATOMIC_RELAXED);
+}
+
+/* size the table from RLIMIT_NOFILE (the hard limit, capped, so that a soft
+ * limit raised later is covered); the memory is reserved, not touched. The
+ * rule set's installation calls it; idempotent; 0 on success. */
+int scr_preload_fd_init(void);
+
+/* a new record for fd, freshly opened; a stale mark on fd (its close went
+ * around the wrappers) is dropped first. Returns 0, or -1 when fd lies beyond
+ * the table or the table could not be made (the file is then not tracked). */
+int scr_preload_fd_track(int fd, const scr_preload_fd_file* file);
+
+/* fd is being closed: unmark it. Returns 1 and fills *last when it was the
+ * last descriptor of its record (which is freed), 0 when others remain or fd
+ * was not ours. */
+int scr_preload_fd_release(int fd, scr_preload_fd_file* last);
+
+/* the record of fd, copied into *file: 1, or 0 when fd is not ours */
+SCR_PRELOAD_API int scr_preload_fd_lookup(int fd, scr_preload_fd_file* file);
+
+/* newfd now refers to oldfd's open file (dup, dup2, dup3, fcntl F_DUPFD):
+ * mark it with oldfd's record. A record newfd had before (dup2 closed it)
+ * loses a descriptor: returns 1 and fills *last when that was its last. */
+int scr_preload_fd_share(int oldfd, int newfd, scr_preload_fd_file* last);
+
+/* for tests and messages: descriptors marked, and records in use */
+SCR_PRELOAD_API int scr_preload_fd_count_marked(void);
+SCR_PRELOAD_API int scr_preload_fd_count_files(void);
+
+/* fork: the prepare/parent pair holds the mutex across fork; the child
+ * forgets every mark (see scr_preload_wrap.c for why) */
+void scr_preload_fd_atfork_prepare(void);
+void scr_preload_fd_atfork_parent(void);
+void scr_preload_fd_atfork_child(void);
+
+#endif

@@ -1,0 +1,113 @@
+/* scr_preload_hooks_default.c - hooks that route nothing: each says what it was
+ * asked at SCR_DEBUG >= 2 and lets the real call go ahead. The engine replaces them. */
+#include "config.h"
+#include <errno.h>
+#include "scr_log.h"
+#include "scr_preload_hooks.h"
+
+/* "PRELOAD=pattern" of the rule a target matched, for the messages */
+static const char* hook_pattern(const scr_preload_target* t)
+{
+  const scr_preload_rule* rule = scr_preload_rules_at(t->rules, t->match.rule);
+  return rule ? rule->pattern : "(none)";
+}
+
+/* scr_dbg keeps errno; the hooks must not change it when they pass */
+#define HOOK_SAY(...) scr_dbg(2, __VA_ARGS__)
+
+int scr_preload_hook_open(const scr_preload_target* target, int flags, mode_t mode, char* redirect,
+                          void** file, int* handled)
+{
+  (void) redirect;
+  (void) file;
+  HOOK_SAY("preload hook: %s %s flags 0%o mode 0%o (PRELOAD=%s): not handled", target->call, target->path,
+           (unsigned) flags, (unsigned) mode, hook_pattern(target));
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
+int scr_preload_hook_close(int fd, void* file, int rc, int* handled)
+{
+  (void) file;
+  HOOK_SAY("preload hook: last close of a matching file (descriptor %d, result %d): not handled", fd, rc);
+  *handled = SCR_PRELOAD_PASS;
+  return rc;
+}
+
+int scr_preload_hook_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                            int* handled)
+{
+  HOOK_SAY("preload hook: %s %s -> %s flags %u: not handled", from->call, from->path ? from->path : "(unresolved)",
+           to->path ? to->path : "(unresolved)", flags);
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
+int scr_preload_hook_unlink(const scr_preload_target* target, int at_flags, int* handled)
+{
+  HOOK_SAY("preload hook: %s %s flags 0x%x (PRELOAD=%s): not handled", target->call, target->path,
+           (unsigned) at_flags, hook_pattern(target));
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
+int scr_preload_hook_truncate(const scr_preload_target* target, off64_t length, int* handled)
+{
+  HOOK_SAY("preload hook: %s %s to %lld bytes (PRELOAD=%s): not handled", target->call, target->path,
+           (long long) length, hook_pattern(target));
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
+int scr_preload_hook_mkdir(const scr_preload_target* target, mode_t mode, int* handled)
+{
+  HOOK_SAY("preload hook: %s %s mode 0%o (directory of PRELOAD=%s): not handled", target->call, target->path,
+           (unsigned) mode, hook_pattern(target));
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
+int scr_preload_hook_stat(const scr_preload_target* target, int at_flags, char* redirect, int* handled)
+{
+  (void) redirect;
+  HOOK_SAY("preload hook: %s %s flags 0x%x (%s of PRELOAD=%s): not handled", target->call, target->path,
+           (unsigned) at_flags, target->directory ? "directory" : "file", hook_pattern(target));
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
+int scr_preload_hook_access(const scr_preload_target* target, int amode, int at_flags, char* redirect,
+                            int* handled)
+{
+  (void) redirect;
+  HOOK_SAY("preload hook: %s %s mode %d flags 0x%x (%s of PRELOAD=%s): not handled", target->call, target->path,
+           amode, (unsigned) at_flags, target->directory ? "directory" : "file", hook_pattern(target));
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
+DIR* scr_preload_hook_opendir(const scr_preload_target* target, char* redirect, void** dir, int* handled)
+{
+  (void) redirect;
+  (void) dir;
+  HOOK_SAY("preload hook: %s %s (directory of PRELOAD=%s): not handled", target->call, target->path,
+           hook_pattern(target));
+  *handled = SCR_PRELOAD_PASS;
+  return NULL;
+}
+
+struct dirent64* scr_preload_hook_readdir(DIR* stream, void* dir, int* handled)
+{
+  (void) stream;
+  (void) dir;
+  *handled = SCR_PRELOAD_PASS;
+  return NULL;
+}
+
+int scr_preload_hook_closedir(DIR* stream, void* dir, int* handled)
+{
+  (void) stream;
+  (void) dir;
+  *handled = SCR_PRELOAD_PASS;
+  return 0;
+}

@@ -1,0 +1,202 @@
+/* scr_preload_names.c - wrappers that change names, not contents: rename,
+ * unlink, truncate, mkdir and their *at forms, so the engine's file lists stay exact. */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "scr_preload_wrap.h"
+
+/* the calls below are rare next to open and stat, and a directory may be a
+ * rule's: relative paths are resolved (one getcwd) whenever rules are loaded */
+
+/* --- rename, renameat, renameat2 */
+
+enum rename_kind { RENAME, RENAMEAT, RENAMEAT2 };
+static const char* const rename_names[] = { "rename", "renameat", "renameat2" };
+
+static int rename_real(int kind, int olddir, const char* from, int newdir, const char* to, unsigned int flags)
+{
+  if (kind == RENAME) {
+    int (*real)(const char*, const char*) = SCR_REAL(rename);
+    if (real) return real(from, to);
+  } else if (kind == RENAMEAT) {
+    int (*real)(int, const char*, int, const char*) = SCR_REAL(renameat);
+    if (real) return real(olddir, from, newdir, to);
+  } else {
+    int (*real)(int, const char*, int, const char*, unsigned int) = SCR_REAL(renameat2);
+    if (real) return real(olddir, from, newdir, to, flags);
+  }
+  return (int) syscall(SYS_renameat2, olddir, from, newdir, to, flags);
+}
+
+static int rename_routed(int kind, const scr_preload_ruleset* rules, int olddir, const char* from, int newdir,
+                         const char* to, unsigned int flags)
+{
+  if (!rules) return rename_real(kind, olddir, from, newdir, to, flags);
+  /* the write-temp-then-rename idiom: either side may be the rule's */
+  scr_preload_lookup a, b;
+  int what = SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_DIRECTORY;
+  int from_matches = scr_preload_lookup_path(&a, rules, rename_names[kind], olddir, from, what);
+  int to_matches = scr_preload_lookup_path(&b, rules, rename_names[kind], newdir, to, what);
+  if ((!from_matches && !to_matches) || scr_preload_state_dryrun())
+    return rename_real(kind, olddir, from, newdir, to, flags);
+  if (!from_matches) scr_preload_lookup_resolve(&a, rules, rename_names[kind], olddir, from);
+  if (!to_matches) scr_preload_lookup_resolve(&b, rules, rename_names[kind], newdir, to);
+  int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;
+  SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_rename(&a.t, &b.t, flags, &handled));
+  if (handled == SCR_PRELOAD_HANDLED) {
+    SCR_PRELOAD_ERRNO_KEEP(saved_errno, rc == -1);
+    return rc;
+  }
+  errno = saved_errno;
+  return rename_real(kind, olddir, from, newdir, to, flags);
+}
+
+#define NAMES_BODY(name, routed, ...) SCR_PRELOAD_WRAP_INERT(name, routed, __VA_ARGS__)
+
+SCR_PRELOAD_WRAPPER int rename(const char* from, const char* to)
+{
+  NAMES_BODY(rename, rename_routed(RENAME, scr_preload_wrap_rules(), AT_FDCWD, from, AT_FDCWD, to, 0), from, to);
+}
+
+SCR_PRELOAD_WRAPPER int renameat(int olddir, const char* from, int newdir, const char* to)
+{
+  NAMES_BODY(renameat, rename_routed(RENAMEAT, scr_preload_wrap_rules(), olddir, from, newdir, to, 0), olddir, from,
+             newdir, to);
+}
+
+SCR_PRELOAD_WRAPPER int renameat2(int olddir, const char* from, int newdir, const char* to, unsigned int flags)
+{
+  NAMES_BODY(renameat2, rename_routed(RENAMEAT2, scr_preload_wrap_rules(), olddir, from, newdir, to, flags), olddir,
+             from, newdir, to, flags);
+}
+
+/* --- unlink, unlinkat */
+
+static int unlink_real(int is_at, int dirfd, const char* path, int flags)
+{
+  if (!is_at) {
+    int (*real)(const char*) = SCR_REAL(unlink);
+    if (real) return real(path);
+  } else {
+    int (*real)(int, const char*, int) = SCR_REAL(unlinkat);
+    if (real) return real(dirfd, path, flags);
+  }
+  return (int) syscall(SYS_unlinkat, dirfd, path, flags);
+}
+
+static int unlink_routed(int is_at, const scr_preload_ruleset* rules, int dirfd, const char* path, int flags)
+{
+  if (!rules) return unlink_real(is_at, dirfd, path, flags);
+  scr_preload_lookup l;
+  /* only rmdir-like calls can name a rule directory */
+  int what = SCR_PRELOAD_LOOKUP_FILE | ((flags & AT_REMOVEDIR) ? SCR_PRELOAD_LOOKUP_DIRECTORY : 0);
+  if (!scr_preload_lookup_path(&l, rules, is_at ? "unlinkat" : "unlink", dirfd, path, what) ||
+      scr_preload_state_dryrun())
+    return unlink_real(is_at, dirfd, path, flags);
+  int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;
+  SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_unlink(&l.t, flags, &handled));
+  if (handled == SCR_PRELOAD_HANDLED) {
+    SCR_PRELOAD_ERRNO_KEEP(saved_errno, rc == -1);
+    return rc;
+  }
+  errno = saved_errno;
+  return unlink_real(is_at, dirfd, path, flags);
+}
+
+SCR_PRELOAD_WRAPPER int unlink(const char* path)
+{
+  SCR_PRELOAD_WRAP_FILE(unlink, path, unlink_routed(0, scr_preload_wrap_rules(), AT_FDCWD, path, 0), path);
+}
+
+SCR_PRELOAD_WRAPPER int unlinkat(int dirfd, const char* path, int flags)
+{
+  NAMES_BODY(unlinkat, unlink_routed(1, scr_preload_wrap_rules(), dirfd, path, flags), dirfd, path, flags);
+}
+
+/* --- truncate, truncate64 */
+
+static int truncate_real(int is64, const char* path, off64_t length)
+{
+  if (!is64) {
+    int (*real)(const char*, off_t) = SCR_REAL(truncate);
+    if (real) return real(path, (off_t) length);
+  } else {
+    int (*real)(const char*, off64_t) = SCR_REAL(truncate64);
+    if (real) return real(path, length);
+  }
+  errno = ENOSYS;
+  return -1;
+}
+
+static int truncate_routed(int is64, const scr_preload_ruleset* rules, const char* path, off64_t length)
+{
+  if (!rules) return truncate_real(is64, path, length);
+  scr_preload_lookup l;
+  if (!scr_preload_lookup_path(&l, rules, is64 ? "truncate64" : "truncate", AT_FDCWD, path,
+                               SCR_PRELOAD_LOOKUP_FILE) || scr_preload_state_dryrun())
+    return truncate_real(is64, path, length);
+  int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;
+  SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_truncate(&l.t, length, &handled));
+  if (handled == SCR_PRELOAD_HANDLED) {
+    SCR_PRELOAD_ERRNO_KEEP(saved_errno, rc == -1);
+    return rc;
+  }
+  errno = saved_errno;
+  return truncate_real(is64, path, length);
+}
+
+SCR_PRELOAD_WRAPPER int truncate(const char* path, off_t length)
+{
+  SCR_PRELOAD_WRAP_FILE(truncate, path, truncate_routed(0, scr_preload_wrap_rules(), path, length), path, length);
+}
+
+SCR_PRELOAD_WRAPPER int truncate64(const char* path, off64_t length)
+{
+  SCR_PRELOAD_WRAP_FILE(truncate64, path, truncate_routed(1, scr_preload_wrap_rules(), path, length), path,
+                        length);
+}
+
+/* --- mkdir, mkdirat: a rule's directories may be virtual until flushed */
+
+static int mkdir_real(int is_at, int dirfd, const char* path, mode_t mode)
+{
+  if (!is_at) {
+    int (*real)(const char*, mode_t) = SCR_REAL(mkdir);
+    if (real) return real(path, mode);
+  } else {
+    int (*real)(int, const char*, mode_t) = SCR_REAL(mkdirat);
+    if (real) return real(dirfd, path, mode);
+  }
+  return (int) syscall(SYS_mkdirat, dirfd, path, mode);
+}
+
+static int mkdir_routed(int is_at, const scr_preload_ruleset* rules, int dirfd, const char* path, mode_t mode)
+{
+  if (!rules) return mkdir_real(is_at, dirfd, path, mode);
+  scr_preload_lookup l;
+  if (!scr_preload_lookup_path(&l, rules, is_at ? "mkdirat" : "mkdir", dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY) ||
+      scr_preload_state_dryrun())
+    return mkdir_real(is_at, dirfd, path, mode);
+  int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;
+  SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_mkdir(&l.t, mode, &handled));
+  if (handled == SCR_PRELOAD_HANDLED) {
+    SCR_PRELOAD_ERRNO_KEEP(saved_errno, rc == -1);
+    return rc;
+  }
+  errno = saved_errno;
+  return mkdir_real(is_at, dirfd, path, mode);
+}
+
+SCR_PRELOAD_WRAPPER int mkdir(const char* path, mode_t mode)
+{
+  NAMES_BODY(mkdir, mkdir_routed(0, scr_preload_wrap_rules(), AT_FDCWD, path, mode), path, mode);
+}
+
+SCR_PRELOAD_WRAPPER int mkdirat(int dirfd, const char* path, mode_t mode)
+{
+  NAMES_BODY(mkdirat, mkdir_routed(1, scr_preload_wrap_rules(), dirfd, path, mode), dirfd, path, mode);
+}

@@ -1,0 +1,363 @@
+/* scr_preload_open.c - the opening wrappers: open, openat, creat and their 64-bit
+ * and _FORTIFY_SOURCE forms, fopen and freopen. Matching opens go to the engine. */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "scr_preload_report.h"
+#include "scr_preload_wrap.h"
+
+/* which open-like function a call came through, so that the real call
+ * after a lookup is the same function with the same arguments */
+enum open_kind {
+  OPEN, OPEN64, OPENAT, OPENAT64, CREAT, CREAT64, OPEN_2, OPEN64_2, OPENAT_2, OPENAT64_2
+};
+
+static const char* const open_names[] = {
+  "open", "open64", "openat", "openat64", "creat", "creat64", "__open_2", "__open64_2", "__openat_2", "__openat64_2"
+};
+
+/* the real function of kind; the system call when it cannot be had (a
+ * wrapper reached from inside dlsym on this thread) */
+static int open_real(int kind, int dirfd, const char* path, int flags, mode_t mode)
+{
+  switch (kind) {
+  case OPEN: { int (*real)(const char*, int, ...) = SCR_REAL(open); if (real) return real(path, flags, mode); break; }
+  case OPEN64: { int (*real)(const char*, int, ...) = SCR_REAL(open64); if (real) return real(path, flags, mode); break; }
+  case OPENAT: { int (*real)(int, const char*, int, ...) = SCR_REAL(openat); if (real) return real(dirfd, path, flags, mode); break; }
+  case OPENAT64: { int (*real)(int, const char*, int, ...) = SCR_REAL(openat64); if (real) return real(dirfd, path, flags, mode); break; }
+  case CREAT: { int (*real)(const char*, mode_t) = SCR_REAL(creat); if (real) return real(path, mode); break; }
+  case CREAT64: { int (*real)(const char*, mode_t) = SCR_REAL(creat64); if (real) return real(path, mode); break; }
+  case OPEN_2: { int (*real)(const char*, int) = SCR_REAL(__open_2); if (real) return real(path, flags); break; }
+  case OPEN64_2: { int (*real)(const char*, int) = SCR_REAL(__open64_2); if (real) return real(path, flags); break; }
+  case OPENAT_2: { int (*real)(int, const char*, int) = SCR_REAL(__openat_2); if (real) return real(dirfd, path, flags); break; }
+  case OPENAT64_2: { int (*real)(int, const char*, int) = SCR_REAL(__openat64_2); if (real) return real(dirfd, path, flags); break; }
+  }
+  if (kind == OPEN64 || kind == OPENAT64 || kind == CREAT64 || kind == OPEN64_2 || kind == OPENAT64_2) flags |= O_LARGEFILE;
+  return (int) syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+/* a matching open: the engine decides. flags are those of the open as the
+ * engine sees them (creat's O_CREAT|O_WRONLY|O_TRUNC included) */
+static SCR_PRELOAD_COLD int open_matched(int kind, const scr_preload_lookup* l, int dirfd, const char* path,
+                                         int flags, mode_t mode)
+{
+  if (scr_preload_state_dryrun()) {
+    scr_preload_report_open(&l->t, SCR_PRELOAD_DECISION_DRYRUN);
+    int fd = open_real(kind, dirfd, path, flags, mode);
+    if (fd >= 0) scr_preload_wrap_track(fd, SCR_PRELOAD_FD_FILE, &l->t, 0, NULL);
+    return fd;
+  }
+  int saved_errno = errno, handled = SCR_PRELOAD_PASS, fd;
+  void* file = NULL;
+  char redirect[PATH_MAX];
+  redirect[0] = '\0';
+  SCR_PRELOAD_HOOK_CALL(fd, scr_preload_hook_open(&l->t, flags, scr_preload_needs_mode(flags) ? mode : 0, redirect,
+                                                  &file, &handled));
+  int decision = SCR_PRELOAD_DECISION_ROUTED;
+  if (handled == SCR_PRELOAD_HANDLED) {
+    SCR_PRELOAD_ERRNO_KEEP(saved_errno, fd < 0);
+  } else {
+    errno = saved_errno;
+    file = NULL;
+    decision = handled == SCR_PRELOAD_REDIRECT ? SCR_PRELOAD_DECISION_REDIRECTED : SCR_PRELOAD_DECISION_PASSED;
+    fd = handled == SCR_PRELOAD_REDIRECT ? open_real(kind, AT_FDCWD, redirect, flags, mode)
+                                         : open_real(kind, dirfd, path, flags, mode);
+  }
+  if (fd >= 0) scr_preload_wrap_track(fd, SCR_PRELOAD_FD_FILE, &l->t, 1, file);
+  scr_preload_report_open(&l->t, decision);
+  return fd;
+}
+
+static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t mode)
+{
+  const scr_preload_ruleset* rules = scr_preload_wrap_rules();
+  if (!rules) return open_real(kind, dirfd, path, flags, mode);
+  scr_preload_lookup l;
+  int what = SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_CALLER;
+  if (__builtin_expect(!scr_preload_lookup_path(&l, rules, open_names[kind], dirfd, path, what), 1))
+    return open_real(kind, dirfd, path, flags, mode);
+  return open_matched(kind, &l, dirfd, path, flags, mode);
+}
+
+/* the wrappers: the mode is read only when the flags say it was passed */
+#define OPEN_MODE(flags, last) \
+  mode_t mode = 0; \
+  if (scr_preload_needs_mode(flags)) { \
+    va_list ap; \
+    va_start(ap, last); \
+    mode = (mode_t) va_arg(ap, int); \
+    va_end(ap); \
+  }
+
+/* open_routed decides the rest: the guard, the full lookup, the engine */
+#define OPEN_BODY(name, kind, dirfd, path, flags, mode, ...) \
+  SCR_PRELOAD_WRAP_FILE(name, path, open_routed(kind, dirfd, path, flags, mode), __VA_ARGS__)
+
+SCR_PRELOAD_WRAPPER int open(const char* path, int flags, ...)
+{
+  OPEN_MODE(flags, flags);
+  OPEN_BODY(open, OPEN, AT_FDCWD, path, flags, mode, path, flags, mode);
+}
+
+SCR_PRELOAD_WRAPPER int open64(const char* path, int flags, ...)
+{
+  OPEN_MODE(flags, flags);
+  OPEN_BODY(open64, OPEN64, AT_FDCWD, path, flags, mode, path, flags, mode);
+}
+
+SCR_PRELOAD_WRAPPER int openat(int dirfd, const char* path, int flags, ...)
+{
+  OPEN_MODE(flags, flags);
+  OPEN_BODY(openat, OPENAT, dirfd, path, flags, mode, dirfd, path, flags, mode);
+}
+
+SCR_PRELOAD_WRAPPER int openat64(int dirfd, const char* path, int flags, ...)
+{
+  OPEN_MODE(flags, flags);
+  OPEN_BODY(openat64, OPENAT64, dirfd, path, flags, mode, dirfd, path, flags, mode);
+}
+
+SCR_PRELOAD_WRAPPER int creat(const char* path, mode_t mode)
+{
+  OPEN_BODY(creat, CREAT, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode, path, mode);
+}
+
+SCR_PRELOAD_WRAPPER int creat64(const char* path, mode_t mode)
+{
+  OPEN_BODY(creat64, CREAT64, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode, path, mode);
+}
+
+/* _FORTIFY_SOURCE: the __open*_2 forms are called when the compiler cannot
+ * see a mode is needed; with O_CREAT or O_TMPFILE libc ends the program,
+ * which the real function does itself */
+#define OPEN_2_BODY(name, kind, dirfd, path, flags, ...) \
+  if (scr_preload_needs_mode(flags)) return open_real(kind, dirfd, path, flags, 0); \
+  OPEN_BODY(name, kind, dirfd, path, flags, 0, __VA_ARGS__)
+
+SCR_PRELOAD_WRAPPER int __open_2(const char* path, int flags)
+{
+  OPEN_2_BODY(__open_2, OPEN_2, AT_FDCWD, path, flags, path, flags);
+}
+
+SCR_PRELOAD_WRAPPER int __open64_2(const char* path, int flags)
+{
+  OPEN_2_BODY(__open64_2, OPEN64_2, AT_FDCWD, path, flags, path, flags);
+}
+
+SCR_PRELOAD_WRAPPER int __openat_2(int dirfd, const char* path, int flags)
+{
+  OPEN_2_BODY(__openat_2, OPENAT_2, dirfd, path, flags, dirfd, path, flags);
+}
+
+SCR_PRELOAD_WRAPPER int __openat64_2(int dirfd, const char* path, int flags)
+{
+  OPEN_2_BODY(__openat64_2, OPENAT64_2, dirfd, path, flags, dirfd, path, flags);
+}
+
+/* --- stdio */
+
+enum stdio_kind { FOPEN, FOPEN64, FREOPEN, FREOPEN64 };
+static const char* const stdio_names[] = { "fopen", "fopen64", "freopen", "freopen64" };
+
+/* the open flags of an fopen mode, as glibc reads it (first letter, then up
+ * to six modifiers); 0 when fopen would refuse it with EINVAL */
+static int stdio_flags(const char* mode, int is64, int* flags)
+{
+  __asm__("" : "+r"(mode));
+  if (!mode) return 0;
+  int f;
+  switch (mode[0]) {
+  case 'r': f = O_RDONLY; break;
+  case 'w': f = O_WRONLY | O_CREAT | O_TRUNC; break;
+  case 'a': f = O_WRONLY | O_CREAT | O_APPEND; break;
+  default: return 0;
+  }
+  for (int i = 1; i < 7 && mode[i] && mode[i] != ','; i++) {
+    if (mode[i] == '+') f = (f & ~O_ACCMODE) | O_RDWR;
+    else if (mode[i] == 'x') f |= O_EXCL;
+    else if (mode[i] == 'e') f |= O_CLOEXEC;
+  }
+  *flags = f | (is64 ? O_LARGEFILE : 0);
+  return 1;
+}
+
+static FILE* stdio_real(int kind, const char* path, const char* mode, FILE* stream)
+{
+  FILE* (*open)(const char*, const char*) = NULL;
+  FILE* (*reopen)(const char*, const char*, FILE*) = NULL;
+  switch (kind) {
+  case FOPEN: open = SCR_REAL(fopen); break;
+  case FOPEN64: open = SCR_REAL(fopen64); break;
+  case FREOPEN: reopen = SCR_REAL(freopen); break;
+  case FREOPEN64: reopen = SCR_REAL(freopen64); break;
+  }
+  if (open) return open(path, mode);
+  if (reopen) return reopen(path, mode, stream);
+  errno = ENOSYS;
+  return NULL;
+}
+
+static void stdio_track(FILE* f, const scr_preload_target* t, int hooked)
+{
+  if (!f) return;
+  int saved_errno = errno;
+  int fd = fileno(f);
+  errno = saved_errno;
+  if (fd >= 0) scr_preload_wrap_track(fd, SCR_PRELOAD_FD_FILE, t, hooked, NULL);
+}
+
+/* a stream on the descriptor the engine opened: fdopen for fopen; for
+ * freopen, which must reuse the caller's FILE, a reopen of the same file
+ * through /proc/self/fd (without 'x': the file exists now), after which
+ * the engine's descriptor is closed and the stream's carries its record */
+static FILE* stdio_adopt(int kind, const scr_preload_target* t, int fd, void* file, const char* mode, FILE* stream)
+{
+  scr_preload_wrap_track(fd, SCR_PRELOAD_FD_FILE, t, 1, file);
+  FILE* f = NULL;
+  if (kind == FOPEN || kind == FOPEN64) {
+    f = fdopen(fd, mode);
+  } else {
+    char proc[64], reopen_mode[16];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    size_t n = 0;
+    for (const char* m = mode; *m && n < sizeof(reopen_mode) - 1; m++)
+      if (*m != 'x') reopen_mode[n++] = *m;
+    reopen_mode[n] = '\0';
+    f = stdio_real(kind, proc, reopen_mode, stream);
+    if (f) {
+      int saved_errno = errno;
+      int stream_fd = fileno(f);
+      scr_preload_fd_file last;
+      if (stream_fd >= 0 && stream_fd != fd && scr_preload_fd_share(fd, stream_fd, &last))
+        scr_preload_wrap_closed(stream_fd, &last, 0, 1);
+      scr_preload_wrap_close(fd);
+      errno = saved_errno;
+    }
+  }
+  if (!f) {
+    /* the engine hears of the close like of any other */
+    int error = errno;
+    scr_preload_wrap_close(fd);
+    errno = error;
+  }
+  return f;
+}
+
+/* the new file of an fopen or freopen with rules loaded */
+static SCR_PRELOAD_COLD FILE* stdio_matched(int kind, const scr_preload_lookup* l, int flags, const char* path,
+                                            const char* mode, FILE* stream)
+{
+  if (scr_preload_state_dryrun()) {
+    scr_preload_report_open(&l->t, SCR_PRELOAD_DECISION_DRYRUN);
+    FILE* f = stdio_real(kind, path, mode, stream);
+    stdio_track(f, &l->t, 0);
+    return f;
+  }
+  int saved_errno = errno, handled = SCR_PRELOAD_PASS, fd;
+  void* file = NULL;
+  char redirect[PATH_MAX];
+  redirect[0] = '\0';
+  SCR_PRELOAD_HOOK_CALL(fd, scr_preload_hook_open(&l->t, flags, 0666, redirect, &file, &handled));
+  FILE* f;
+  if (handled == SCR_PRELOAD_HANDLED) {
+    if (fd >= 0) {
+      errno = saved_errno;
+      f = stdio_adopt(kind, &l->t, fd, file, mode, stream);
+    } else {
+      /* freopen closes the stream whatever happens to the new file */
+      int error = errno;
+      if (stream) {
+        int (*real_fclose)(FILE*) = SCR_REAL(fclose);
+        if (real_fclose) real_fclose(stream);
+      }
+      errno = error;
+      f = NULL;
+    }
+    scr_preload_report_open(&l->t, SCR_PRELOAD_DECISION_ROUTED);
+    return f;
+  }
+  errno = saved_errno;
+  f = stdio_real(kind, handled == SCR_PRELOAD_REDIRECT ? redirect : path, mode, stream);
+  stdio_track(f, &l->t, 1);
+  scr_preload_report_open(&l->t, handled == SCR_PRELOAD_REDIRECT ? SCR_PRELOAD_DECISION_REDIRECTED
+                                                                 : SCR_PRELOAD_DECISION_PASSED);
+  return f;
+}
+
+static FILE* stdio_routed(int kind, const scr_preload_ruleset* rules, const char* path, const char* mode,
+                          FILE* stream)
+{
+  if (!rules) return stdio_real(kind, path, mode, stream);
+  scr_preload_lookup l;
+  int flags = 0;
+  int what = SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_CALLER;
+  if (__builtin_expect(!stdio_flags(mode, kind == FOPEN64 || kind == FREOPEN64, &flags) ||
+                       !scr_preload_lookup_path(&l, rules, stdio_names[kind], AT_FDCWD, path, what), 1))
+    return stdio_real(kind, path, mode, stream);
+  return stdio_matched(kind, &l, flags, path, mode, stream);
+}
+
+SCR_PRELOAD_WRAPPER FILE* fopen(const char* path, const char* mode)
+{
+  SCR_PRELOAD_WRAP_FILE(fopen, path, stdio_routed(FOPEN, scr_preload_wrap_rules(), path, mode, NULL), path, mode);
+}
+
+SCR_PRELOAD_WRAPPER FILE* fopen64(const char* path, const char* mode)
+{
+  SCR_PRELOAD_WRAP_FILE(fopen64, path, stdio_routed(FOPEN64, scr_preload_wrap_rules(), path, mode, NULL), path, mode);
+}
+
+/* freopen closes the stream's descriptor (path NULL: reopens the same file
+ * with a new mode, keeping the descriptor number), then opens the new file */
+static FILE* stdio_reopen(int kind, const char* path, const char* mode, FILE* stream)
+{
+  const scr_preload_ruleset* rules = scr_preload_wrap_rules();
+  int oldfd = -1;
+  if (stream && __atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE)) {
+    int saved_errno = errno;
+    oldfd = fileno(stream);
+    errno = saved_errno;
+  }
+  __asm__("" : "+r"(path));
+  if (__builtin_expect(!scr_preload_fd_mark(oldfd), 1))
+    return rules && path ? stdio_routed(kind, rules, path, mode, stream) : stdio_real(kind, path, mode, stream);
+
+  scr_preload_fd_file last;
+  if (!path) {
+    /* same file, new mode: the record follows the stream */
+    FILE* f = stdio_real(kind, path, mode, stream);
+    int error = errno;
+    int newfd = f ? fileno(f) : -1;
+    if (newfd != oldfd) {
+      if (newfd >= 0 && scr_preload_fd_share(oldfd, newfd, &last)) scr_preload_wrap_closed(newfd, &last, 0, 1);
+      if (scr_preload_fd_release(oldfd, &last)) scr_preload_wrap_closed(oldfd, &last, 0, 1);
+    }
+    errno = error;
+    return f;
+  }
+  /* unmarked before the real call, which may give the new file the same
+   * number; the engine hears of the close once it happened */
+  int is_last = scr_preload_fd_release(oldfd, &last);
+  FILE* f = rules ? stdio_routed(kind, rules, path, mode, stream) : stdio_real(kind, path, mode, stream);
+  if (is_last) {
+    int error = errno;
+    scr_preload_wrap_closed(oldfd, &last, 0, 1);
+    errno = error;
+  }
+  return f;
+}
+
+SCR_PRELOAD_WRAPPER FILE* freopen(const char* path, const char* mode, FILE* stream)
+{
+  return stdio_reopen(FREOPEN, path, mode, stream);
+}
+
+SCR_PRELOAD_WRAPPER FILE* freopen64(const char* path, const char* mode, FILE* stream)
+{
+  return stdio_reopen(FREOPEN64, path, mode, stream);
+}

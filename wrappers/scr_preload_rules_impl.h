@@ -1,0 +1,92 @@
+/* scr_preload_rules_impl.h - the compiled form of the PRELOAD rules, shared by
+ * the compiler (scr_preload_rules.c) and the matcher (scr_preload_match.c) only. */
+#ifndef SCR_PRELOAD_RULES_IMPL_H
+#define SCR_PRELOAD_RULES_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "scr_preload_rules.h"
+
+/* at most this many digits in a placeholder, so that the value fits a long long */
+#define RULES_PLACEHOLDER_DIGITS 18
+
+typedef struct {
+  unsigned char bits[32];        /* one bit per byte value */
+} char_set;
+
+static inline void set_add(char_set* set, unsigned char c) { set->bits[c >> 3] |= (unsigned char) (1u << (c & 7)); }
+static inline int set_has(const char_set* set, unsigned char c) { return (set->bits[c >> 3] >> (c & 7)) & 1; }
+
+enum token_kind {
+  TOKEN_LITERAL,      /* bytes text[offset .. offset+length) */
+  TOKEN_ONE,          /* ? */
+  TOKEN_SET,          /* [..]: sets[offset] */
+  TOKEN_STAR,         /* * */
+  TOKEN_ANY,          /* ** inside a component: anything, '/' included */
+  TOKEN_DIRECTORIES,  /* ** / as a whole component: "" or "a/", "a/b/", ... */
+  TOKEN_STEP,         /* {step} */
+  TOKEN_RANK          /* {rank} */
+};
+
+typedef struct {
+  int kind;
+  size_t offset;
+  size_t length;
+} rule_token;
+
+typedef struct {
+  scr_preload_rule info;       /* what callers see; its strings are owned here */
+  char* text;                  /* literal bytes; text[0 .. prefix_length) is the literal prefix */
+  size_t prefix_length;        /* bytes before the first wildcard or placeholder */
+  size_t directory_length;     /* literal prefix up to and including its last '/' */
+  size_t suffix_length;        /* trailing literal checked before matching, 0 if none */
+  size_t min_length;           /* no shorter path can match */
+  rule_token* tokens;          /* tokens[0] is the literal prefix */
+  int token_count;
+  char_set* sets;
+  int name_token;              /* where the last component starts: this token, */
+  size_t name_offset;          /* from this byte of it when it is a literal */
+  int name_spans;              /* 1 when ** lets the last component hold '/' */
+} rule;
+
+/* a rule's file name reduced to what can be checked without branching: its
+ * first and last four bytes where the pattern has literal text there, and
+ * its shortest length. A name that fits no rule's filter cannot match. */
+typedef struct {
+  uint32_t prefix, prefix_mask;
+  uint32_t suffix, suffix_mask;
+  uint32_t min_length;
+} name_filter;
+
+/* four rules' filters side by side, one compare for all four (SSE2 on
+ * x86-64; the compiler splits the vectors elsewhere). A lane without a
+ * rule never passes: its masked prefix cannot equal its prefix. */
+typedef uint32_t filter_lanes __attribute__((vector_size(16)));
+typedef int32_t filter_hits __attribute__((vector_size(16)));
+typedef struct {
+  filter_lanes prefix, prefix_mask, suffix, suffix_mask, min_length;
+} name_filters;
+
+/* what a foreign path is compared with comes first, in one cache line:
+ * after a system call that line may be all the rule set a call touches */
+#define RULES_COMMON_INLINE 40
+
+struct scr_preload_ruleset {
+  /* first cache line */
+  size_t common_length;
+  size_t common_directory_length; /* the same over their literal directories (<= common_length) */
+  char* common;                /* longest common prefix of the rules' literal prefixes */
+  char common_inline[RULES_COMMON_INLINE]; /* where common points when it fits */
+  /* second */
+  int count;
+  int filter_groups;           /* (count + 3) / 4 groups of four rules in filters */
+  int filters_pass;            /* some rule's name can hold '/' (a ** inside it): no filtering */
+  int next_any;                /* some rule's literal prefix is the common prefix: any byte may follow */
+  rule* rules;
+  char_set next;               /* bytes that follow the common prefix in some rule's literal prefix */
+  /* then the filters, in the same allocation: what a name is screened with
+   * lies in the lines right after the common prefix */
+  name_filters filters[];
+};
+
+#endif

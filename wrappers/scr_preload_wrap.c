@@ -1,0 +1,194 @@
+/* scr_preload_wrap.c - the wrappers' shared machinery: start-up, fork handling,
+ * resolving and matching a path, and telling the engine that a tracked file closed. */
+#include "config.h"
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#include "scr_log.h"
+#include "scr_preload_caller.h"
+#include "scr_preload_path.h"
+#include "scr_preload_report.h"
+#include "scr_preload_wrap.h"
+
+/* Fork. A child made by fork (not vfork or posix_spawn, which run no
+ * handlers and exec at once) is a copy of this process that is not a rank
+ * of the job: it must neither complete datasets nor close the parent's
+ * files in the engine's books. So the child drops everything: the rule set
+ * (the layer is inert there, as outside MPI, and the child's files go where
+ * it names them), and every descriptor mark (its copies of routed
+ * descriptors are plain descriptors, whose close concerns nobody). The
+ * parent keeps its records exactly, as the child's closes never reach them.
+ * The locks are taken across fork, so that the child's copies are not held
+ * by a thread that does not exist there. After exec the new image starts
+ * inert (no rules until its own MPI_Init). A vfork child runs no handler
+ * and shares this memory until it execs: a path it opens that matches is
+ * passed through (the process id differs from the rules' owner), and the
+ * descriptor table refuses its changes the same way. */
+static void wrap_prepare(void)
+{
+  scr_preload_report_atfork_prepare();
+  scr_preload_caller_atfork_prepare();
+  scr_preload_fd_atfork_prepare();
+}
+
+static void wrap_parent(void)
+{
+  scr_preload_fd_atfork_parent();
+  scr_preload_caller_atfork_parent();
+  scr_preload_report_atfork_parent();
+}
+
+static void wrap_child(void)
+{
+  /* not freed: the parent's copy is what other threads were reading */
+  __atomic_store_n(&scr_preload_state_ruleset, NULL, __ATOMIC_RELEASE);
+  scr_preload_fd_atfork_child();
+  scr_preload_caller_atfork_child();
+  scr_preload_report_atfork_child();
+}
+
+/* resolve every real function before main, while one thread runs; wrappers
+ * still resolve lazily for calls made by constructors that run before ours */
+__attribute__((constructor)) static void wrap_constructor(void)
+{
+  scr_preload_real_resolve_all();
+  pthread_atfork(wrap_prepare, wrap_parent, wrap_child);
+}
+
+int scr_preload_wrap_directories = 0;
+
+void scr_preload_hooks_virtual_directories(int enabled)
+{
+  __atomic_store_n(&scr_preload_wrap_directories, enabled != 0, __ATOMIC_RELAXED);
+}
+
+/* 1 in the process that loaded the rules, 0 in a vfork child (asked only
+ * once a path matched: it is a system call) */
+static int lookup_owner(void)
+{
+  int saved_errno = errno;
+  int owner = getpid() == scr_preload_state_owner;
+  errno = saved_errno;
+  return owner;
+}
+
+static void lookup_init(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call)
+{
+  l->t.call = call;
+  l->t.path = NULL;
+  l->t.length = 0;
+  l->t.rules = rules;
+  l->t.directory = 0;
+  memset(&l->t.match, 0, sizeof(l->t.match));
+  l->t.match.rule = -1;
+  l->t.match.step = -1;
+  l->t.match.rank = -1;
+}
+
+/* a relative path whose file name no rule's last component can match
+ * cannot name a rule's file, wherever it is relative to; unless that name
+ * is "", "." or "..", which normalizing replaces by another */
+static int lookup_name_excluded(const scr_preload_ruleset* rules, const char* path)
+{
+  const char* name = strrchr(path, '/');
+  name = name ? name + 1 : path;
+  size_t length = strlen(name);
+  if (length <= 2 && strspn(name, ".") == length) return 0;
+  return !scr_preload_rules_name_may_match(rules, name, length) || !scr_preload_rules_match_name(rules, name, length);
+}
+
+SCR_PRELOAD_HOT int scr_preload_lookup_screen(const scr_preload_ruleset* rules, const char* path)
+{
+  __asm__("" : "+r"(path));
+  if (__builtin_expect(!path, 0)) return SCR_PRELOAD_EXCLUDE_ALL;
+  size_t name;
+  int odd;
+  size_t length = scr_preload_path_scan(path, &name, &odd);
+  if (length == 0) return SCR_PRELOAD_EXCLUDE_ALL;
+  if (path[0] != '/')
+    return scr_preload_rules_name_may_match(rules, path + name, length - name) ? SCR_PRELOAD_EXCLUDE_NONE
+                                                                                : SCR_PRELOAD_EXCLUDE_FILE;
+  /* normalizing would change it: the full lookup decides */
+  if (odd) return SCR_PRELOAD_EXCLUDE_NONE;
+  return scr_preload_rules_exclude(rules, path, length, name);
+}
+
+int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
+                            int dirfd, const char* path, int what)
+{
+  lookup_init(l, rules, call);
+  /* libc declares these paths nonnull, which would let the compiler drop the
+   * check below; applications do pass NULL and must get EFAULT from libc */
+  __asm__("" : "+r"(path));
+  if (!path) return 0;
+  /* a relative path needs its directory looked up (a system call), so
+   * first rule it out by its file name */
+  if (path[0] != '/' && !(what & SCR_PRELOAD_LOOKUP_DIRECTORY) && lookup_name_excluded(rules, path)) return 0;
+  size_t length = scr_preload_path_resolve(dirfd, path, l->path, sizeof(l->path));
+  if (length == 0) return 0;
+  l->t.path = l->path;
+  l->t.length = length;
+  if (what & SCR_PRELOAD_LOOKUP_FILE) {
+    int rule = scr_preload_rules_match_from(rules, 0, l->path, length, &l->t.match);
+    /* a rule whose CALLER= is not on the stack does not count: the next
+     * rule that matches may */
+    while (rule >= 0 && (what & SCR_PRELOAD_LOOKUP_CALLER) && !scr_preload_caller_on_stack(rules, rule))
+      rule = scr_preload_rules_match_from(rules, rule + 1, l->path, length, &l->t.match);
+    if (rule >= 0) return lookup_owner();
+  }
+  if ((what & SCR_PRELOAD_LOOKUP_DIRECTORY) &&
+      scr_preload_rules_match_directory(rules, l->path, length, &l->t.match) >= 0) {
+    l->t.directory = 1;
+    return lookup_owner();
+  }
+  l->t.match.rule = -1;
+  return 0;
+}
+
+void scr_preload_lookup_resolve(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
+                                int dirfd, const char* path)
+{
+  lookup_init(l, rules, call);
+  __asm__("" : "+r"(path));
+  size_t length = path ? scr_preload_path_resolve(dirfd, path, l->path, sizeof(l->path)) : 0;
+  if (length == 0) return;
+  l->t.path = l->path;
+  l->t.length = length;
+}
+
+void scr_preload_wrap_track(int fd, int kind, const scr_preload_target* t, int hooked, void* cookie)
+{
+  scr_preload_fd_file file = { kind, t->match.rule, hooked, cookie };
+  if (scr_preload_fd_track(fd, &file) == 0) return;
+  static int warned = 0;
+  if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) return;
+  int saved_errno = errno;
+  scr_preload_real_enter();
+  scr_warn("%s %s: descriptor %d lies beyond the preload's table of %d (RLIMIT_NOFILE when the rules were "
+           "loaded); its close is not tracked", t->call, t->path, fd, scr_preload_fd_capacity);
+  scr_preload_real_leave();
+  errno = saved_errno;
+}
+
+int scr_preload_wrap_closed(int fd, const scr_preload_fd_file* last, int rc, int is_dup)
+{
+  if (last->kind != SCR_PRELOAD_FD_FILE || !last->hooked) return rc;
+  int saved_errno = errno;
+  int handled = SCR_PRELOAD_PASS, result;
+  SCR_PRELOAD_HOOK_CALL(result, scr_preload_hook_close(fd, last->cookie, rc, &handled));
+  if (handled != SCR_PRELOAD_HANDLED || is_dup) {
+    errno = saved_errno;
+    return rc;
+  }
+  SCR_PRELOAD_ERRNO_KEEP(saved_errno, result == -1);
+  return result;
+}
+
+int scr_preload_wrap_close(int fd)
+{
+  scr_preload_fd_file last;
+  int is_last = scr_preload_fd_release(fd, &last);
+  int (*real)(int) = SCR_REAL(close);
+  int rc = real ? real(fd) : -1;
+  return is_last ? scr_preload_wrap_closed(fd, &last, rc, 0) : rc;
+}

@@ -1,0 +1,133 @@
+/* scr_preload_wrap.h - what every wrapper of libscr_preload.so shares: the "is
+ * anything to do" test, the path lookup, and the bookkeeping around hooks. */
+#ifndef SCR_PRELOAD_WRAP_H
+#define SCR_PRELOAD_WRAP_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include "scr_preload_fd.h"
+#include "scr_preload_hooks.h"
+#include "scr_preload_real.h"
+#include "scr_preload_rules.h"
+#include "scr_preload_state.h"
+
+/* The shape of every wrapper (Darshan style):
+ *
+ *   int unlink(const char* path)
+ *   {
+ *     SCR_PRELOAD_WRAP_FILE(unlink, path, unlink_routed(...), path);
+ *   }
+ *
+ * With no rules (every process outside an MPI job) a call costs two loads
+ * and a branch before the jump into libc; with rules a path outside them
+ * costs the rule set's prefix compare (or a file-name filter), without a
+ * copy or a system call, and only a path that may match reaches the routed
+ * function, with its path buffers. Where a system call leaves caches and
+ * branch predictors cold (virtual machines), every extra branch and cache
+ * line on this path shows in the time of the call. */
+
+/* the inert case, then the pass-through case, then `slow` (which must cope
+ * with a real function not found yet, and with the library's own calls) */
+#define SCR_PRELOAD_WRAP_FILE(name, path, slow, ...) \
+  __typeof__(scr_preload_real.name) real = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
+  const scr_preload_ruleset* rules = scr_preload_state_rules(); \
+  if (__builtin_expect(rules == NULL && real != NULL, 1)) return real(__VA_ARGS__); \
+  if (__builtin_expect(real != NULL && (rules == NULL || scr_preload_wrap_pass(rules, path)), 1)) \
+    return real(__VA_ARGS__); \
+  return slow
+
+/* the same for calls whose paths are always looked up in full (directories) */
+#define SCR_PRELOAD_WRAP_INERT(name, slow, ...) \
+  __typeof__(scr_preload_real.name) real = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
+  const scr_preload_ruleset* rules = scr_preload_state_rules(); \
+  if (__builtin_expect(rules == NULL && real != NULL, 1)) return real(__VA_ARGS__); \
+  return slow
+
+/* on the definition of a wrapped function: exported */
+#define SCR_PRELOAD_WRAPPER SCR_PRELOAD_API
+
+/* the rule set to consult, or NULL: none loaded, or the library's own I/O */
+static inline const scr_preload_ruleset* scr_preload_wrap_rules(void)
+{
+  const scr_preload_ruleset* rules = scr_preload_state_rules();
+  if (__builtin_expect(rules == NULL, 1) || scr_preload_real_is_internal()) return NULL;
+  return rules;
+}
+
+/* what a lookup asks for */
+enum {
+  SCR_PRELOAD_LOOKUP_FILE = 1,       /* a file a rule matches */
+  SCR_PRELOAD_LOOKUP_DIRECTORY = 2,  /* a rule directory (tried after FILE) */
+  SCR_PRELOAD_LOOKUP_CALLER = 4      /* an open: the rule's CALLER= must be on the stack */
+};
+
+/* a target and the buffer its path lives in */
+typedef struct {
+  scr_preload_target t;
+  char path[PATH_MAX];
+} scr_preload_lookup;
+
+/* resolve (dirfd, path) and match it: 1 when it names what `what` asks for,
+ * with l->t filled; 0 otherwise. A relative path that only a file could
+ * match is first ruled out by its name, before any system call. Keeps errno;
+ * never allocates, except once per return address for CALLER=. */
+int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
+                            int dirfd, const char* path, int what);
+
+/* what (any dirfd, path) certainly is not, decided on the text alone:
+ * SCR_PRELOAD_EXCLUDE_ALL (no rule's file and no rule directory),
+ * SCR_PRELOAD_EXCLUDE_FILE (no rule's file), or SCR_PRELOAD_EXCLUDE_NONE
+ * (the full lookup must decide). An absolute path that is already normal
+ * (no "//", no "/.", no trailing '/') is judged as it stands; a relative
+ * one only by its file name (so at best EXCLUDE_FILE). No copy, no system
+ * call, a cache line or two: this is what a call on a foreign path costs. */
+int scr_preload_lookup_screen(const scr_preload_ruleset* rules, const char* path);
+
+/* scr_preload_hooks_virtual_directories: the engine may show directories
+ * the file system does not have */
+extern int scr_preload_wrap_directories;
+
+/* 1 when a call on path goes straight to libc though rules are loaded: a
+ * path no rule's file can match, or the library's own I/O (asked second:
+ * the thread-local guard is one more cache line) */
+static inline int scr_preload_wrap_pass(const scr_preload_ruleset* rules, const char* path)
+{
+  return scr_preload_lookup_screen(rules, path) != SCR_PRELOAD_EXCLUDE_NONE || scr_preload_real_is_internal();
+}
+
+/* fill l->t for a path that need not match (the other side of a rename) */
+void scr_preload_lookup_resolve(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
+                                int dirfd, const char* path);
+
+/* open(2) and openat(2) take a mode only with O_CREAT or O_TMPFILE */
+static inline int scr_preload_needs_mode(int flags)
+{
+#ifdef __OPEN_NEEDS_MODE
+  return __OPEN_NEEDS_MODE(flags);
+#else
+  return (flags & O_CREAT) != 0;
+#endif
+}
+
+/* call a hook inside the library guard: HOOK_CALL(result, hook(args...)) */
+#define SCR_PRELOAD_HOOK_CALL(result, call) \
+  do { scr_preload_real_enter(); (result) = (call); scr_preload_real_leave(); } while (0)
+
+/* an open of a matching path gave fd: track it; warns (once) when the
+ * descriptor lies beyond the table */
+void scr_preload_wrap_track(int fd, int kind, const scr_preload_target* t, int hooked, void* cookie);
+
+/* after the real close of a descriptor whose record just lost its last
+ * descriptor: tell the engine (when it was told of the open) and return the
+ * result the application sees; rc and errno are those of the close */
+int scr_preload_wrap_closed(int fd, const scr_preload_fd_file* last, int rc, int is_dup);
+
+/* close a marked descriptor through the bookkeeping: unmark, the real close,
+ * then scr_preload_hook_close when it was its file's last descriptor */
+int scr_preload_wrap_close(int fd);
+
+/* the errno, saved before a hook, that a successful call must leave */
+#define SCR_PRELOAD_ERRNO_KEEP(saved, failed) do { if (!(failed)) errno = (saved); } while (0)
+
+#endif
