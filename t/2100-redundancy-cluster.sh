@@ -4,14 +4,16 @@
 # test app checks every byte it reads) or fall back to the prefix directory.
 . "$top_srcdir/t/test-lib.sh"
 
-cluster_up 5
+cluster_up 5 21
 export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_JOB_ID=t2100
 export SCR_SET_SIZE=4 SCR_SET_FAILURES=2
 bytes=3000000
 all=node0,node1,node2,node3
 
 fresh_start() {
-  for n in node0 node1 node2 node3 node4; do cluster revive $n >/dev/null || return 1; done
+  for n in node0 node1 node2 node3 node4; do
+    cluster kill $n >/dev/null && cluster revive $n >/dev/null || return 1
+  done
   rm -rf "$PREFIX" && mkdir -p "$PREFIX"
 }
 
@@ -54,22 +56,23 @@ test_expect_success 'RS k=2: two nodes of every set lost, restart is exact' "
 "
 
 export SCR_COPY_TYPE=XOR
-test_expect_success 'XOR: two members of a set lost, falls back to the flushed checkpoint' "
+test_expect_success 'XOR: two members of a set lost, falls back to the checkpoint flushed at finalize' "
   fresh_start &&
   SCR_FLUSH=2 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
   cluster kill node1 && cluster kill node2 && cluster revive node1 && cluster revive node2 &&
   SCR_FLUSH=2 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
-  expect_grep 'more than it can rebuild' err && expect_grep 'fetched from' err &&
-  expect_grep 'restart: ckpt.2' out
+  expect_grep 'beyond what its redundancy can rebuild' err && expect_grep 'fetched from' err &&
+  expect_grep 'restart: ckpt.3' out
 "
 
 export SCR_COPY_TYPE=PARTNER
-test_expect_success 'PARTNER: a rank and its partner lost, falls back to the flushed checkpoint' "
+test_expect_success 'PARTNER: a rank and its partner lost, falls back to the checkpoint flushed at finalize' "
   fresh_start &&
   SCR_FLUSH=2 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
   cluster kill node1 && cluster kill node2 && cluster revive node1 && cluster revive node2 &&
   SCR_FLUSH=2 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
-  expect_grep 'fetched from' err && expect_grep 'restart: ckpt.2' out
+  expect_grep 'beyond what its redundancy can rebuild' err && expect_grep 'fetched from' err &&
+  expect_grep 'restart: ckpt.3' out
 "
 
 export SCR_COPY_TYPE=XOR

@@ -89,27 +89,30 @@ wipe_cache() {
 }
 
 # ---- the local test cluster (scripts/scr_cluster): fake nodes in namespaces
-# cluster_up N: N fake nodes for this test script, removed again at exit
+# cluster_up N ID: N fake nodes for this test script, removed again at exit.
+# ID (1..99) gives the script a cluster of its own (bridge, subnet, state), so
+# test scripts running in parallel never share nodes.
 cluster_up() {
   if [ "$(id -u)" != 0 ]; then
     test_skip "local test cluster" "needs root"
     test_done; exit 0
   fi
-  CLUSTER_STATE="$TRASH/cluster"
-  export CLUSTER_STATE
-  test_cleanup_hook="scr_cluster --state '$CLUSTER_STATE' down >/dev/null 2>&1 || true; ${test_cleanup_hook:-}"
-  scr_cluster --state "$CLUSTER_STATE" up "$1" >"$TRASH/cluster-up.log" 2>&1 ||
+  SCR_CLUSTER_ID="$2" SCR_CLUSTER_STATE="$TRASH/cluster"
+  export SCR_CLUSTER_ID SCR_CLUSTER_STATE
+  test_cleanup_hook="scr_cluster down >/dev/null 2>&1 || true; ${test_cleanup_hook:-}"
+  scr_cluster down >/dev/null 2>&1    # leftovers of an interrupted run
+  scr_cluster up "$1" >"$TRASH/cluster-up.log" 2>&1 ||
     { cat "$TRASH/cluster-up.log"; echo "Bail out! cannot start the local test cluster"; exit 1; }
 }
 
 # cluster CMD ARGS...: scr_cluster on this test's cluster
 cluster() {
-  scr_cluster --state "$CLUSTER_STATE" "$@"
+  scr_cluster "$@"
 }
 
 # cluster_app NODES PPN APP-ARGS...: the test app on the given nodes (comma list)
 cluster_app() {
   local nodes="$1" ppn="$2"; shift 2
-  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster --state "$CLUSTER_STATE" run \
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run \
     --nodes "$nodes" --ppn "$ppn" --timeout "${SCR_TEST_TIMEOUT:-120}" -- "$APP" "$@")
 }

@@ -127,6 +127,14 @@ done:
   return out;
 }
 
+int scr_path_is_within(const char* path, const char* base)
+{
+  char* rel = scr_path_relative_to(base, path);
+  int within = rel != NULL;
+  free(rel);
+  return within;
+}
+
 char* scr_path_dirname(const char* path)
 {
   char* norm = scr_path_normalize(path);

@@ -20,6 +20,8 @@ int scr_path_is_safe_relative(const char* rel);
  * itself), else NULL; both are normalized first and must both be absolute
  * or both relative */
 char* scr_path_relative_to(const char* base, const char* path);
+/* 1 if path is base or lies under it (scr_path_relative_to succeeds), else 0 */
+int scr_path_is_within(const char* path, const char* base);
 /* directory part and last component of the normalized path, as dirname(1)
  * and basename(1): "a" -> "." and "a", "/" -> "/" and "/" */
 char* scr_path_dirname(const char* path);

@@ -222,38 +222,75 @@ void scr_cache_stop_reaper(void)
   scr_reaper_running = 0;
 }
 
-/* Move a dataset directory into the trash for the reaper; if that is impossible
- * remove it in place. Ranks of a node share the directory: the first rename wins
- * and the others find nothing left to move. */
-static void scr_cache_discard(const char* path)
+/* Move one path of this rank's into the trash for the reaper; if that is
+ * impossible remove it in place. */
+static void scr_cache_discard(const char* path, const char* trash)
 {
   static unsigned long counter = 0;
-  char* trash = scr_cache_trash_dir();
   char* target = NULL;
   int moved = 0;
-  if (trash && scr_io_mkdir_p(trash, 0700) == SCR_SUCCESS &&
-      asprintf(&target, "%s/%d.%d.%lu", trash, (int) getpid(), scr.rank, counter++) >= 0)
+  if (trash && asprintf(&target, "%s/%d.%d.%lu", trash, (int) getpid(), scr.rank, counter++) >= 0)
     moved = rename(path, target) == 0;
-  if (moved && scr_reaper_running) {
-    pthread_mutex_lock(&scr_reaper_lock);
-    scr_reaper_pending = 1;
-    pthread_cond_signal(&scr_reaper_wake);
-    pthread_mutex_unlock(&scr_reaper_lock);
-  } else if (moved) {
-    scr_io_remove_tree(target);
-  } else if (errno != ENOENT) {
-    scr_io_remove_tree(path);
-  }
+  if (!moved && errno != ENOENT) scr_io_remove_tree(path);
   free(target);
-  free(trash);
+}
+
+/* remove the directories between `path` and the dataset directory (included)
+ * that are now empty; a directory another rank still uses stays */
+static void scr_cache_prune_dirs(const char* path, const char* dataset_dir)
+{
+  char* dir = scr_path_dirname(path);
+  while (dir && scr_path_is_within(dir, dataset_dir) && rmdir(dir) == 0) {
+    if (strcmp(dir, dataset_dir) == 0) break;
+    char* parent = scr_path_dirname(dir);
+    free(dir);
+    dir = parent;
+  }
+  free(dir);
 }
 
 int scr_cache_delete_dataset(int id)
 {
-  /* the filemap entry goes last: it keeps naming the files until they are gone.
-   * Files outside the dataset directory (cache bypass) belong to the user. */
+  /* Ranks of a node share the dataset directory and may delete at different
+   * times (a rebuild replaces one rank's part): each rank moves only what its
+   * filemap names into the trash, and the last one out removes the directory.
+   * Files outside the dataset directory (cache bypass) belong to the user. The
+   * filemap entry goes last: it keeps naming the files until they are gone. */
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   char* dir = scr_cache_dataset_dir(id);
-  if (dir) scr_cache_discard(dir);
+  char* trash = scr_cache_trash_dir();
+  if (trash && scr_io_mkdir_p(trash, 0700) != SCR_SUCCESS) {
+    free(trash);
+    trash = NULL;
+  }
+  scr_kvtree* mine = scr_kvtree_get_kv_int(dset, "RANK", scr.rank);
+  const char* lists[] = { "FILE", "REDFILE" };
+  for (size_t l = 0; dir && l < sizeof(lists) / sizeof(lists[0]); l++) {
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(mine, lists[l])); e; e = scr_kvtree_next(e)) {
+      const char* path = scr_kvtree_elem_key(e);
+      if (!scr_path_is_within(path, dir)) continue;
+      scr_cache_discard(path, trash);
+      scr_cache_prune_dirs(path, dir);
+    }
+  }
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(dset, "PARTNER")); dir && e; e = scr_kvtree_next(e)) {
+    const char* held = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "DIR");
+    if (!held || !scr_path_is_within(held, dir)) continue;
+    scr_cache_discard(held, trash);
+    scr_cache_prune_dirs(held, dir);
+  }
+  if (dir) rmdir(dir); /* a rank with no files of its own */
+  if (trash) {
+    if (scr_reaper_running) {
+      pthread_mutex_lock(&scr_reaper_lock);
+      scr_reaper_pending = 1;
+      pthread_cond_signal(&scr_reaper_wake);
+      pthread_mutex_unlock(&scr_reaper_lock);
+    } else {
+      scr_cache_empty_trash(trash);
+    }
+  }
+  free(trash);
   free(dir);
   scr_filemap_remove_dataset(scr.filemap, id);
   return scr_cache_save_filemap();

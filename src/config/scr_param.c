@@ -439,6 +439,17 @@ char* scr_param_app_query(const char* name)
 
 /* --- checks and reports --- */
 
+/* variables of this project's own tools (scr_cluster) that are not parameters
+ * yet sit close to one (SCR_CLUSTER_NAME): not worth a did-you-mean */
+static int scr_param_is_tool_variable(const char* name)
+{
+  static const char* const names[] = { "SCR_CLUSTER_ID", "SCR_CLUSTER_JOB", "SCR_CLUSTER_MPIEXEC",
+                                       "SCR_CLUSTER_NODE", "SCR_CLUSTER_STATE", "SCR_CLUSTER_TIMEOUT" };
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(name, names[i]) == 0) return 1;
+  return 0;
+}
+
 int scr_param_check_environment(char* errbuf, size_t errlen)
 {
   if (errbuf && errlen) errbuf[0] = '\0';
@@ -457,7 +468,7 @@ int scr_param_check_environment(char* errbuf, size_t errlen)
       /* other SCR_ variables (SCR_NODELIST, test settings) are legitimate;
        * only a near miss of a real name is worth a word */
       const char* hint = scr_param_table_suggest(name);
-      if (hint && strcmp(hint, name) != 0)
+      if (hint && strcmp(hint, name) != 0 && !scr_param_is_tool_variable(name))
         scr_warn("environment variable %s is not an SCR parameter; did you mean %s?", name, hint);
       continue;
     }
