@@ -1,0 +1,228 @@
+#!/bin/sh
+# 4200-preload-apps-cluster.sh - issue 4 end to end: the six unmodified
+# applications of examples/preload/ under LD_PRELOAD=libscr_preload.so with XOR
+# redundancy on 4 fake nodes x 2 ranks. Each is killed right after a
+# checkpoint, loses a node, resumes from its newest checkpoint rebuilt in cache
+# (nothing flushed: the checkpoint files are in node-local cache, not in the
+# prefix directory), is killed between two checkpoints, loses another node,
+# resumes again, and ends with the result of an uninterrupted native run.
+# posix_fpp also loses the whole cache and resumes from the flushed checkpoint
+# fetched from the prefix directory.
+# Each run's stdout is kept in $TRASH/<app>.<run>, its stderr in .err and its
+# exit status in .status (SCR_TEST_KEEP=1 keeps them after a failure).
+. "$top_srcdir/t/test-lib.sh"
+
+# MPICH's MPI_Init/MPI_Finalize leak in a sanitizer build (see t/4100), and the
+# preloaded sanitizer runtime is not first in the link order of the apps
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0"
+export ASAN_OPTIONS
+
+preload="$top_builddir/.libs/libscr_preload.so"
+ex="$top_builddir/examples/preload"
+apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted hdf5_perrank"
+# 64 KB per rank; checkpoints after steps 2, 4, 6, 8 and 10
+args="--steps 10 --every 2 --bytes 65536"
+nodes=node0,node1,node2,node3
+ranks="0 1 2 3 4 5 6 7"
+: "${SCR_TEST_TIMEOUT:=60}"
+
+cluster_up 4 42
+export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_JOB_ID=t4200
+export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4
+
+# the .scrconf rules of an app (examples/preload/README.md)
+rules_of() {
+  case "$1" in
+    cxx_ofstream) echo 'PRELOAD=ckpt_{step}/rank_{rank}.bin TYPE=CHECKPOINT' ;;
+    posix_fpp) echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' ;;
+    stdio_latest)
+      echo 'PRELOAD=ckpt.tmp.{rank} TYPE=CHECKPOINT BOUNDARY=BARRIER'
+      echo 'PRELOAD=ckpt.{step}.{rank} TYPE=CHECKPOINT BOUNDARY=BARRIER'
+      echo 'PRELOAD=ckpt.latest* TYPE=CHECKPOINT' ;;
+    dirscan) echo 'PRELOAD=chk/state-{step}-{rank}.dat TYPE=CHECKPOINT' ;;
+    fortran_unformatted) echo 'PRELOAD=restart_{rank}_{step}.dat TYPE=CHECKPOINT' ;;
+    hdf5_perrank) echo 'PRELOAD=h5ckpt/step_{step}_rank_{rank}.h5 TYPE=CHECKPOINT' ;;
+  esac
+}
+
+# the file rank R of APP writes for step S, relative to the prefix directory
+file_of() {
+  case "$1" in
+    cxx_ofstream) echo "ckpt_$2/rank_$3.bin" ;;
+    posix_fpp) echo "data/step$2_rank$3.chk" ;;
+    stdio_latest) echo "ckpt.$2.$3" ;;
+    dirscan) echo "chk/state-$2-$3.dat" ;;
+    fortran_unformatted) printf 'restart_%04d_%06d.dat\n' "$3" "$2" ;;
+    hdf5_perrank) echo "h5ckpt/step_$2_rank_$3.h5" ;;
+  esac
+}
+
+# a find -name pattern for any checkpoint file of APP (stdio_latest: also its
+# temporaries and the pointer)
+glob_of() {
+  case "$1" in
+    cxx_ofstream) echo 'rank_*.bin' ;;
+    posix_fpp) echo 'step*_rank*.chk' ;;
+    stdio_latest) echo 'ckpt.*' ;;
+    dirscan) echo 'state-*-*.dat' ;;
+    fortran_unformatted) echo 'restart_*_*.dat' ;;
+    hdf5_perrank) echo 'step_*_rank_*.h5' ;;
+  esac
+}
+
+# fresh_start APP: empty nodes, an empty prefix directory with APP's rules
+fresh_start() {
+  for n in node0 node1 node2 node3; do
+    cluster kill $n >/dev/null && cluster revive $n >/dev/null || return 1
+  done
+  rm -rf "$PREFIX" && mkdir -p "$PREFIX" && rules_of "$1" >"$PREFIX/.scrconf"
+}
+
+# lose NODE...: the nodes fail (processes killed, node-local storage wiped) and
+# come back empty
+lose() {
+  for n in "$@"; do
+    cluster kill $n >/dev/null && cluster revive $n >/dev/null || return 1
+  done
+}
+
+# pre_run APP RUN [ARGS...]: APP under the preload on the 4 nodes x 2 ranks,
+# working directory and SCR_PREFIX the prefix directory; stdout in $TRASH/RUN,
+# stderr in RUN.err, exit status in RUN.status; returns that status
+pre_run() {
+  pr_app=$1 pr_run=$2
+  shift 2
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run --nodes $nodes --ppn 2 --timeout "$SCR_TEST_TIMEOUT" -- \
+    env LD_PRELOAD="$preload" "$ex/$pr_app" $args "$@") >"$TRASH/$pr_run" 2>"$TRASH/$pr_run.err"
+  pr_status=$?
+  echo $pr_status >"$TRASH/$pr_run.status"
+  return $pr_status
+}
+
+# native_run APP RUN: 8 ranks of APP on this machine without the preload, in
+# $TRASH/RUN.dir; output in $TRASH/RUN and RUN.err
+native_run() {
+  mkdir -p "$TRASH/$2.dir" &&
+    (cd "$TRASH/$2.dir" && mpirun 8 "$ex/$1" $args) >"$TRASH/$2" 2>"$TRASH/$2.err"
+  nr_status=$?
+  echo $nr_status >"$TRASH/$2.status"
+  return $nr_status
+}
+
+# show RUN: what a run printed, for a failed check (without mpiexec's noise
+# about a job that was killed; all of it stays in the files)
+show() {
+  echo "--- exit status of $1: $(cat "$TRASH/$1.status" 2>/dev/null)"
+  echo "--- stdout of $1:"; grep -v '^=\|^$' "$TRASH/$1"
+  echo "--- stderr of $1 (last 16 lines but hydra's; all in $TRASH/$1.err):"
+  grep -v '^\[proxy:\|^\[mpiexec@' "$TRASH/$1.err" | tail -n 16
+}
+
+# has PATTERN RUN: RUN's stdout (or stderr: RUN.err) has a line matching PATTERN
+has() {
+  grep -q -e "$1" "$TRASH/$2" || { echo "expected '$1' in $2"; return 1; }
+}
+
+# died RUN STEP: the run was killed by --die-at STEP (not by the timeout) and printed no result
+died() {
+  st=$(cat "$TRASH/$1.status") && test "$st" != 0 && test "$st" != 124 ||
+    { echo "$1 ended with status $st, not killed by --die-at (124: timeout)"; return 1; }
+  has "^dying at step $2\$" "$1" && { ! grep -q '^result:' "$TRASH/$1" || { echo "$1 printed a result"; return 1; }; }
+}
+
+# the 16 hex digits of the one result line of an output, or nothing
+result_of() {
+  test "$(grep -c '^result: ' "$TRASH/$1")" = 1 && sed -n 's/^result: \([0-9a-f]\{16\}\)$/\1/p' "$TRASH/$1"
+}
+
+# same_result RUN REF: RUN ends with REF's result
+same_result() {
+  r=$(result_of "$1") && test -n "$r" && test "$r" = "$(result_of "$2")" ||
+    { echo "result of $1 '$r' differs from the native $2 '$(result_of "$2")'"; return 1; }
+}
+
+# not_in_prefix APP: no checkpoint file of APP anywhere in the prefix directory
+not_in_prefix() {
+  found=$(find "$PREFIX" -name "$(glob_of "$1")") &&
+    { test -z "$found" || { echo "checkpoint files in the prefix directory:"; echo "$found"; return 1; }; }
+}
+
+# in_cache APP STEP: every rank's file of STEP is in node-local storage on its
+# own node (ranks 2K and 2K+1 run on nodeK), and not at its path in the prefix
+in_cache() {
+  for r in $ranks; do
+    f=$(file_of "$1" "$2" $r) && n=node$((r / 2)) &&
+      test ! -e "$PREFIX/$f" || { echo "$PREFIX/$f exists"; return 1; }
+    cluster exec $n -- find /scr-local -type f -name "$(basename "$f")" | grep -q . ||
+      { echo "$f of rank $r is not under /scr-local on $n:"; cluster exec $n -- find /scr-local -type f; return 1; }
+  done
+}
+
+# in_prefix APP STEP: every rank's file of STEP is at its path in the prefix directory
+in_prefix() {
+  for r in $ranks; do
+    f=$(file_of "$1" "$2" $r) && test -s "$PREFIX/$f" || { echo "$PREFIX/$f missing or empty"; ls -laR "$PREFIX"; return 1; }
+  done
+}
+
+if ! test -f "$preload"; then
+  test_skip "preloaded applications on the test cluster" "no $preload"
+  test_done; exit 0
+fi
+
+for app in $apps; do
+  test_expect_success "$app: native reference run on 8 ranks prints a result" "
+    native_run $app $app.ref &&
+    has '^starting from step 0\$' $app.ref && test -n \"\$(result_of $app.ref)\" ||
+    { show $app.ref; false; }
+  "
+
+  test_expect_success "$app: preloaded, XOR, no flush: killed right after checkpoint 6" "
+    fresh_start $app &&
+    ! SCR_FLUSH=0 pre_run $app $app.die6 --die-at 6 &&
+    { died $app.die6 6 && has '^starting from step 0\$' $app.die6 &&
+      has '^checkpoint 6 written\$' $app.die6; } ||
+    { show $app.die6; false; }
+  "
+
+  test_expect_success "$app: checkpoint 6 is in node-local cache, nothing in the prefix directory" "
+    in_cache $app 6 && not_in_prefix $app
+  "
+
+  test_expect_success "$app: node1 lost; resumes from step 6 rebuilt from XOR, killed after step 9" "
+    lose node1 &&
+    ! SCR_FLUSH=0 pre_run $app $app.die9 --die-at 9 &&
+    { died $app.die9 9 && has '^resumed from step 6\$' $app.die9 &&
+      has '^checkpoint 8 written\$' $app.die9 && has 'rebuilt the lost parts from XOR' $app.die9.err &&
+      in_cache $app 8 && not_in_prefix $app; } ||
+    { show $app.die9; false; }
+  "
+
+  test_expect_success "$app: node2 lost; resumes from step 8 and ends with the native result" "
+    lose node2 &&
+    SCR_FLUSH=0 pre_run $app $app.resume &&
+    { has '^resumed from step 8\$' $app.resume && has '^checkpoint 10 written\$' $app.resume &&
+      has 'rebuilt the lost parts from XOR' $app.resume.err && same_result $app.resume $app.ref &&
+      not_in_prefix $app; } ||
+    { show $app.resume; false; }
+  "
+done
+
+# the whole cache lost: the restart can only come from the prefix directory
+app=posix_fpp
+test_expect_success "$app: preloaded, XOR, flush every checkpoint: killed after step 7" "
+  fresh_start $app &&
+  ! SCR_FLUSH=1 pre_run $app $app.fdie7 --die-at 7 &&
+  { died $app.fdie7 7 && has '^checkpoint 6 written\$' $app.fdie7 && in_prefix $app 6; } ||
+  { show $app.fdie7; false; }
+"
+
+test_expect_success "$app: all 4 nodes lost; resumes from step 6 fetched from the prefix directory" "
+  lose node0 node1 node2 node3 &&
+  SCR_FLUSH=1 pre_run $app $app.fetch &&
+  { has '^resumed from step 6\$' $app.fetch && has 'fetched from' $app.fetch.err &&
+    same_result $app.fetch $app.ref; } ||
+  { show $app.fetch; false; }
+"
+
+test_done
