@@ -91,7 +91,7 @@ void scr_preload_rules_free(scr_preload_ruleset** ruleset);
 
 /* number of rules, and rule index (0 .. count-1) for messages and decisions */
 SCR_PRELOAD_API int scr_preload_rules_count(const scr_preload_ruleset* ruleset);
-const scr_preload_rule* scr_preload_rules_at(const scr_preload_ruleset* ruleset, int index);
+SCR_PRELOAD_API const scr_preload_rule* scr_preload_rules_at(const scr_preload_ruleset* ruleset, int index);
 
 /* the literal text every file any rule can match starts with */
 const char* scr_preload_rules_common_prefix(const scr_preload_ruleset* ruleset);

@@ -23,7 +23,7 @@ SCR_PRELOAD_API const scr_preload_ruleset* scr_preload_state_current(void);
  * in force. The previous set is kept allocated, as another thread may still
  * be matching against it. The first non-empty set activates the layer: the
  * descriptor table is sized and the fatal-signal handlers are installed. */
-void scr_preload_state_install(scr_preload_ruleset* rules);
+SCR_PRELOAD_API void scr_preload_state_install(scr_preload_ruleset* rules);
 
 /* read the configuration as SCR_Init does (environment, $SCR_CONF_FILE or
  * $SCR_PREFIX/.scrconf, system file), compile the PRELOAD rules against

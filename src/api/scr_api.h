@@ -11,4 +11,14 @@ int scr_api_latest_checkpoint(void);
 /* 0 if the library may be called now; logs the problem otherwise */
 int scr_api_check_ready(const char* function);
 
+/* open a dataset on this rank (SCR_Start_output's work); collective = 0: no
+ * communication, for the preload layer, which then agrees on the creation
+ * time and name before completing (scr_output_agree) */
+int scr_output_begin(const char* name, int flags, int collective);
+
+/* collective, before SCR_Complete_output of a dataset begun locally: every
+ * rank takes the name, flags and creation time of `root` (ranks that wrote
+ * nothing may have begun it under a provisional name) */
+int scr_output_agree(int root);
+
 #endif

@@ -97,10 +97,14 @@ int SCR_Need_checkpoint(int* flag)
   return SCR_SUCCESS;
 }
 
-int SCR_Start_output(const char* name, int flags)
+/* Open a dataset on this rank. Collective (SCR_Start_output): every rank takes
+ * rank 0's creation time and learns whether all could start. Local (the preload
+ * layer, which starts a dataset inside a rank's first matching open and must
+ * not wait for the others there): the creation time is agreed at completion
+ * (scr_output_agree). Every rank hands out the same id either way, as every
+ * rank starts the same sequence of datasets. */
+int scr_output_begin(const char* name, int flags, int collective)
 {
-  if (scr_api_check_ready("SCR_Start_output") != SCR_SUCCESS) return SCR_FAILURE;
-  if (!scr.enabled) return SCR_SUCCESS;
   if (scr.in_output) {
     scr_err("SCR_Start_output(\"%s\") called while dataset '%s' is open: call "
             "SCR_Complete_output first", name ? name : "", scr.output_name);
@@ -129,33 +133,71 @@ int SCR_Start_output(const char* name, int flags)
   }
 
   double start = scr_log_seconds();
-  if (scr_cache_make_room(-1) != SCR_SUCCESS) return SCR_FAILURE;
+  if ((collective ? scr_cache_make_room(-1) : scr_cache_make_room_local(-1)) != SCR_SUCCESS)
+    return SCR_FAILURE;
 
   scr.dataset_id = id;
   if (flags & SCR_FLAG_CHECKPOINT) scr.checkpoint_id = ckpt;
   scr_kvtree* dset = scr_filemap_add_dataset(scr.filemap, id);
   scr_kvtree* desc = scr_kvtree_set(dset, "DSETDESC", scr_dataset_new(id, name, flags, ckpt,
                                                                     scr.user, scr.job_name, scr.job_id));
-  /* one creation time for the whole dataset, so every rank's descriptor is the same */
-  long long created = 0;
-  scr_kvtree_get_int(desc, "CREATED", &created);
-  MPI_Bcast(&created, 1, MPI_LONG_LONG, 0, scr.comm_world);
-  scr_kvtree_set_kv_int(desc, "CREATED", created);
   scr_filemap_set_file_count(scr.filemap, id, scr.rank, 0);
   /* a bypass dataset is written on the prefix directory: flushing it is only metadata */
   if (scr.cache_bypass) scr_kvtree_set_kv_int(dset, "BYPASS", 1);
-  int rc = scr_cache_save_filemap();
-  if (!scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world)) {
+  int ok = 1;
+  if (collective) {
+    /* one creation time for the whole dataset, so every rank's descriptor is the same */
+    long long created = 0;
+    scr_kvtree_get_int(desc, "CREATED", &created);
+    MPI_Bcast(&created, 1, MPI_LONG_LONG, 0, scr.comm_world);
+    scr_kvtree_set_kv_int(desc, "CREATED", created);
+    ok = scr_mpi_all_true(scr_cache_save_filemap() == SCR_SUCCESS, scr.comm_world);
+  } else {
+    ok = scr_cache_save_filemap() == SCR_SUCCESS;
+  }
+  if (!ok && collective) {
     scr_cache_delete_dataset(id);
     return SCR_FAILURE;
   }
+  /* a local start that failed stays open, so that this rank still takes part
+   * in the completion, where it declares the dataset invalid */
   scr.in_output = 1;
   scr.output_id = id;
   scr.output_flags = flags;
   scr.output_name = strdup(name);
   scr.output_start_time = start;
   scr_dbg(2, "started dataset %d (%s)", id, name);
-  return SCR_SUCCESS;
+  return ok ? SCR_SUCCESS : SCR_FAILURE;
+}
+
+int scr_output_agree(int root)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, scr.output_id);
+  scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
+  long long values[4] = { scr.output_flags, 0, 0, scr.checkpoint_id }; /* flags, ckpt, created, counter */
+  scr_kvtree_get_int(desc, "CKPT", &values[1]);
+  scr_kvtree_get_int(desc, "CREATED", &values[2]);
+  char name[SCR_MAX_FILENAME];
+  snprintf(name, sizeof(name), "%s", scr.output_name ? scr.output_name : "");
+  MPI_Bcast(values, 4, MPI_LONG_LONG, root, scr.comm_world);
+  MPI_Bcast(name, (int) sizeof(name), MPI_CHAR, root, scr.comm_world);
+
+  scr_kvtree* agreed = scr_dataset_new(scr.output_id, name, (int) values[0], (int) values[1], scr.user,
+                                       scr.job_name, scr.job_id);
+  scr_kvtree_set_kv_int(agreed, "CREATED", values[2]);
+  scr_kvtree_set(dset, "DSETDESC", agreed);
+  scr.output_flags = (int) values[0];
+  scr.checkpoint_id = (int) values[3];
+  free(scr.output_name);
+  scr.output_name = strdup(name);
+  return scr_cache_save_filemap();
+}
+
+int SCR_Start_output(const char* name, int flags)
+{
+  if (scr_api_check_ready("SCR_Start_output") != SCR_SUCCESS) return SCR_FAILURE;
+  if (!scr.enabled) return SCR_SUCCESS;
+  return scr_output_begin(name, flags, 1);
 }
 
 int SCR_Start_checkpoint(void)
@@ -297,7 +339,9 @@ int SCR_Complete_output(int valid)
   scr_kvtree_get_int(scr_kvtree_get(dset, "DSETDESC"), "CKPT", &ckpt);
   double redundancy_start = scr_log_seconds();
   scr_redundancy_apply(id, scr_reddesc_select((int) ckpt, flags));
-  scr_dbg(2, "redundancy of dataset %d took %.3f s", id, scr_log_seconds() - redundancy_start);
+  double redundancy_seconds = scr_log_seconds() - redundancy_start;
+  scr.stat_redundancy_seconds += redundancy_seconds;
+  scr_dbg(2, "redundancy of dataset %d took %.3f s", id, redundancy_seconds);
   double seconds = scr_log_seconds() - scr.output_start_time;
   scr_complete_report(id, totals[0], totals[1], seconds);
   scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_COMPLETE" : "OUTPUT_COMPLETE",
@@ -308,8 +352,13 @@ int SCR_Complete_output(int valid)
   scr.in_output = 0;
 
   rc = SCR_SUCCESS;
+  double flush_start = scr_log_seconds();
   if (scr_flush_is_due(id) && scr_flush_dataset(id) != SCR_SUCCESS && (flags & SCR_FLAG_OUTPUT))
     rc = SCR_FAILURE;
+  scr.stat_flush_seconds += scr_log_seconds() - flush_start;
+  scr.stat_datasets++;
+  scr.stat_bytes += counts[1];
+  scr.stat_output_seconds += scr_log_seconds() - scr.output_start_time;
   /* output-only data leaves the cache once it is on the prefix directory, as in
    * LLNL SCR; a new checkpoint lets the one it replaces go (scr_cache_evict_to) */
   if (!(flags & SCR_FLAG_CHECKPOINT) && scr_flush_is_flushed(id)) scr_cache_delete_dataset(id);

@@ -264,7 +264,7 @@ int scr_cache_delete_dataset(int id)
     trash = NULL;
   }
   scr_kvtree* mine = scr_kvtree_get_kv_int(dset, "RANK", scr.rank);
-  const char* lists[] = { "FILE", "REDFILE" };
+  const char* lists[] = { "FILE", "REDFILE", "ATTACHED" };
   for (size_t l = 0; dir && l < sizeof(lists) / sizeof(lists[0]); l++) {
     for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(mine, lists[l])); e; e = scr_kvtree_next(e)) {
       const char* path = scr_kvtree_elem_key(e);
@@ -317,8 +317,7 @@ static int scr_cache_newest_checkpoint(void)
  * dataset while a checkpoint is written). */
 static int scr_cache_evict_to(long long limit, int keep)
 {
-  /* every rank holds the same dataset ids, so decisions agree without talking;
-   * the all-true below only makes a failure on one rank visible to all */
+  /* every rank holds the same dataset ids, so decisions agree without talking */
   int rc = SCR_SUCCESS;
   int newest = scr_cache_newest_checkpoint();
   while (scr_cache_count_datasets() > limit) {
@@ -339,15 +338,23 @@ static int scr_cache_evict_to(long long limit, int keep)
             scr.cache_size);
     if (scr_cache_delete_dataset(oldest) != SCR_SUCCESS) rc = SCR_ERR_IO;
   }
-  return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_IO;
+  return rc;
 }
 
-int scr_cache_make_room(int keep)
+int scr_cache_make_room_local(int keep)
 {
   return scr_cache_evict_to(scr.cache_size - 1, keep);
 }
 
+/* the all-true only makes a failure on one rank visible to all */
+int scr_cache_make_room(int keep)
+{
+  int rc = scr_cache_evict_to(scr.cache_size - 1, keep);
+  return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_IO;
+}
+
 int scr_cache_trim(void)
 {
-  return scr_cache_evict_to(scr.cache_size, -1);
+  int rc = scr_cache_evict_to(scr.cache_size, -1);
+  return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_IO;
 }

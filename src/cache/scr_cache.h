@@ -38,6 +38,8 @@ int scr_cache_delete_dataset(int id);
  * keeping `keep` (-1: none), datasets being flushed, output not yet flushed
  * and the newest complete checkpoint (the restart point) */
 int scr_cache_make_room(int keep);
+/* the same on this rank alone, without telling the others */
+int scr_cache_make_room_local(int keep);
 
 /* collective: the same down to SCR_CACHE_SIZE datasets, once a dataset completed */
 int scr_cache_trim(void);

@@ -14,6 +14,10 @@
  *   DSET/<id>/RANK/<rank>/FILE/<cache path>/ORIG = original absolute path
  *                                            /RELPATH = path relative to the prefix
  *                                            /SIZE, CRC (0x%08x), COMPLETE = 0|1
+ *   DSET/<id>/RANK/<rank>/REDFILE/<cache path>/SIZE, CRC    redundancy data
+ *   DSET/<id>/RANK/<rank>/ATTACHED/<cache path>/ORIG, RELPATH, SIZE, CRC
+ *        files the preload layer attached to the complete dataset (a pointer
+ *        file written after it): not part of its redundancy or file count
  */
 
 /* "<cntl_dir>/filemap_<rank>.scr", malloc'd */

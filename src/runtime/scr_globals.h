@@ -73,6 +73,14 @@ struct scr_state {
   double time_init;
   double time_last_checkpoint_end;
   double time_in_checkpoints;
+
+  /* totals of the datasets completed in this run (this rank's bytes), for
+   * the preload layer's summary at MPI_Finalize */
+  int stat_datasets;
+  uint64_t stat_bytes;
+  double stat_output_seconds;      /* Start_output to the end of Complete_output */
+  double stat_redundancy_seconds;
+  double stat_flush_seconds;
 };
 
 extern struct scr_state scr;

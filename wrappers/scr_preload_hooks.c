@@ -1,9 +1,19 @@
-/* scr_preload_hooks_default.c - hooks that route nothing: each says what it was
- * asked at SCR_DEBUG >= 2 and lets the real call go ahead. The engine replaces them. */
+/* scr_preload_hooks.c - the hooks hand each call to the engine once MPI_Init
+ * loaded it; before that (and outside MPI) they route nothing and let the real call go ahead. */
 #include "config.h"
 #include <errno.h>
 #include "scr_log.h"
+#include "scr_preload_engine.h"
 #include "scr_preload_hooks.h"
+
+const struct scr_preload_engine* scr_preload_engine_active = NULL;
+
+/* the engine's answer when it is loaded */
+#define HOOK_DISPATCH(name, ...) \
+  do { \
+    const struct scr_preload_engine* engine_ = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE); \
+    if (engine_) return engine_->name(__VA_ARGS__); \
+  } while (0)
 
 /* "PRELOAD=pattern" of the rule a target matched, for the messages */
 static const char* hook_pattern(const scr_preload_target* t)
@@ -18,6 +28,7 @@ static const char* hook_pattern(const scr_preload_target* t)
 int scr_preload_hook_open(const scr_preload_target* target, int flags, mode_t mode, char* redirect,
                           void** file, int* handled)
 {
+  HOOK_DISPATCH(open, target, flags, mode, redirect, file, handled);
   (void) redirect;
   (void) file;
   HOOK_SAY("preload hook: %s %s flags 0%o mode 0%o (PRELOAD=%s): not handled", target->call, target->path,
@@ -28,6 +39,7 @@ int scr_preload_hook_open(const scr_preload_target* target, int flags, mode_t mo
 
 int scr_preload_hook_close(int fd, void* file, int rc, int* handled)
 {
+  HOOK_DISPATCH(close, fd, file, rc, handled);
   (void) file;
   HOOK_SAY("preload hook: last close of a matching file (descriptor %d, result %d): not handled", fd, rc);
   *handled = SCR_PRELOAD_PASS;
@@ -37,6 +49,7 @@ int scr_preload_hook_close(int fd, void* file, int rc, int* handled)
 int scr_preload_hook_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                             int* handled)
 {
+  HOOK_DISPATCH(rename, from, to, flags, handled);
   HOOK_SAY("preload hook: %s %s -> %s flags %u: not handled", from->call, from->path ? from->path : "(unresolved)",
            to->path ? to->path : "(unresolved)", flags);
   *handled = SCR_PRELOAD_PASS;
@@ -45,6 +58,7 @@ int scr_preload_hook_rename(const scr_preload_target* from, const scr_preload_ta
 
 int scr_preload_hook_unlink(const scr_preload_target* target, int at_flags, int* handled)
 {
+  HOOK_DISPATCH(unlink, target, at_flags, handled);
   HOOK_SAY("preload hook: %s %s flags 0x%x (PRELOAD=%s): not handled", target->call, target->path,
            (unsigned) at_flags, hook_pattern(target));
   *handled = SCR_PRELOAD_PASS;
@@ -53,6 +67,7 @@ int scr_preload_hook_unlink(const scr_preload_target* target, int at_flags, int*
 
 int scr_preload_hook_truncate(const scr_preload_target* target, off64_t length, int* handled)
 {
+  HOOK_DISPATCH(truncate, target, length, handled);
   HOOK_SAY("preload hook: %s %s to %lld bytes (PRELOAD=%s): not handled", target->call, target->path,
            (long long) length, hook_pattern(target));
   *handled = SCR_PRELOAD_PASS;
@@ -61,6 +76,7 @@ int scr_preload_hook_truncate(const scr_preload_target* target, off64_t length, 
 
 int scr_preload_hook_mkdir(const scr_preload_target* target, mode_t mode, int* handled)
 {
+  HOOK_DISPATCH(mkdir, target, mode, handled);
   HOOK_SAY("preload hook: %s %s mode 0%o (directory of PRELOAD=%s): not handled", target->call, target->path,
            (unsigned) mode, hook_pattern(target));
   *handled = SCR_PRELOAD_PASS;
@@ -69,6 +85,7 @@ int scr_preload_hook_mkdir(const scr_preload_target* target, mode_t mode, int* h
 
 int scr_preload_hook_stat(const scr_preload_target* target, int at_flags, char* redirect, int* handled)
 {
+  HOOK_DISPATCH(stat, target, at_flags, redirect, handled);
   (void) redirect;
   HOOK_SAY("preload hook: %s %s flags 0x%x (%s of PRELOAD=%s): not handled", target->call, target->path,
            (unsigned) at_flags, target->directory ? "directory" : "file", hook_pattern(target));
@@ -79,6 +96,7 @@ int scr_preload_hook_stat(const scr_preload_target* target, int at_flags, char* 
 int scr_preload_hook_access(const scr_preload_target* target, int amode, int at_flags, char* redirect,
                             int* handled)
 {
+  HOOK_DISPATCH(access, target, amode, at_flags, redirect, handled);
   (void) redirect;
   HOOK_SAY("preload hook: %s %s mode %d flags 0x%x (%s of PRELOAD=%s): not handled", target->call, target->path,
            amode, (unsigned) at_flags, target->directory ? "directory" : "file", hook_pattern(target));
@@ -88,6 +106,7 @@ int scr_preload_hook_access(const scr_preload_target* target, int amode, int at_
 
 DIR* scr_preload_hook_opendir(const scr_preload_target* target, char* redirect, void** dir, int* handled)
 {
+  HOOK_DISPATCH(opendir, target, redirect, dir, handled);
   (void) redirect;
   (void) dir;
   HOOK_SAY("preload hook: %s %s (directory of PRELOAD=%s): not handled", target->call, target->path,
@@ -98,6 +117,7 @@ DIR* scr_preload_hook_opendir(const scr_preload_target* target, char* redirect, 
 
 struct dirent64* scr_preload_hook_readdir(DIR* stream, void* dir, int* handled)
 {
+  HOOK_DISPATCH(readdir, stream, dir, handled);
   (void) stream;
   (void) dir;
   *handled = SCR_PRELOAD_PASS;
@@ -106,6 +126,7 @@ struct dirent64* scr_preload_hook_readdir(DIR* stream, void* dir, int* handled)
 
 int scr_preload_hook_closedir(DIR* stream, void* dir, int* handled)
 {
+  HOOK_DISPATCH(closedir, stream, dir, handled);
   (void) stream;
   (void) dir;
   *handled = SCR_PRELOAD_PASS;

@@ -1,0 +1,563 @@
+/* scr_preload_engine.c - turns the opens and closes of an unmodified program into
+ * SCR datasets: start at the first matching open, completion at the rule's boundary. */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <mpi.h>
+#include "scr.h"
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_path.h"
+#include "scr_io.h"
+#include "scr_filemap.h"
+#include "scr_globals.h"
+#include "scr_cache.h"
+#include "scr_flush.h"
+#include "scr_api.h"
+#include "scr_preload_engine.h"
+#include "scr_preload_engine_impl.h"
+#include "scr_preload_state.h"
+
+pthread_mutex_t scr_engine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A rank has at most one dataset in progress (scr.in_output). Every rank
+ * starts the same sequence of datasets, so ids agree without talking; the
+ * name is agreed at completion. */
+static struct {
+  int active;              /* a dataset is in progress on this rank */
+  long long step;          /* its {step}; -1 while not known */
+  int named;               /* the name came from a {step} (not provisional) */
+  int boundary;            /* enum scr_preload_rule_boundary */
+  long long expected;      /* files to close before a CLOSE completion */
+  int opened, closed;      /* routed opens of the dataset, and their last closes */
+  int broken;              /* a file could not be routed: the dataset is invalid */
+  long long done_step;     /* {step} of the last completed dataset, -1 if none */
+  int done_id;             /* id of the newest dataset completed in this run, -1 */
+  int barrier_rules;       /* some rule completes at MPI_Barrier */
+  double seconds;          /* time spent completing datasets */
+} engine = { 0, -1, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0.0 };
+
+/* a routed open, kept by the preload with the descriptor (the hooks' *file) */
+struct engine_file {
+  int dataset;             /* id of the dataset it belongs to */
+  int attached;            /* attached to a complete dataset (a pointer file) */
+  char* orig;              /* the path the application opened */
+  char* relpath;           /* the same relative to the prefix directory */
+  char* cache;             /* the file actually opened */
+};
+
+const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
+{
+  return target->rules ? scr_preload_rules_at(target->rules, target->match.rule) : NULL;
+}
+
+static void engine_file_free(struct engine_file* f)
+{
+  if (!f) return;
+  free(f->orig);
+  free(f->relpath);
+  free(f->cache);
+  free(f);
+}
+
+/* ---- datasets */
+
+/* The dataset name: the path up to the component that holds {step}, with
+ * the rank digits, when they are in it, spelled "{rank}" so that every rank
+ * proposes the same name ("ckpt.12", "restart_{rank}_000012.dat"). */
+static char* engine_dataset_name(const scr_preload_target* t, const char* relpath)
+{
+  size_t rel_start = strlen(t->path) - strlen(relpath);
+  size_t end = t->match.step_offset + t->match.step_length;
+  while (end < t->length && t->path[end] != '/') end++;
+  if (end <= rel_start) return strdup(relpath);
+  size_t rank_at = t->match.rank_length ? t->match.rank_offset : (size_t) -1;
+  size_t length = end - rel_start + 8;
+  char* name = malloc(length + 1);
+  if (!name) return NULL;
+  size_t out = 0;
+  for (size_t i = rel_start; i < end; i++) {
+    if (i == rank_at) {
+      memcpy(name + out, "{rank}", 6);
+      out += 6;
+      i += t->match.rank_length - 1;
+    } else {
+      name[out++] = t->path[i];
+    }
+  }
+  name[out] = '\0';
+  return name;
+}
+
+/* begin a dataset on this rank, without waiting for the others */
+static void engine_begin(const char* name, const scr_preload_rule* rule, long long step)
+{
+  int flags = rule && rule->type == SCR_PRELOAD_TYPE_OUTPUT ? SCR_FLAG_OUTPUT : SCR_FLAG_CHECKPOINT;
+  if (scr_output_begin(name, flags, 0) != SCR_SUCCESS) engine.broken = 1;
+  engine.active = 1;
+  engine.step = step;
+  engine.named = name != NULL;
+  engine.boundary = rule ? rule->boundary : SCR_PRELOAD_BOUNDARY_CLOSE;
+  engine.expected = rule && rule->files > 0 ? rule->files : 1;
+  engine.opened = engine.closed = 0;
+  scr_dbg(1, "preload: dataset %d (%s) begins", scr.dataset_id, name ? name : "name not known yet");
+}
+
+/* Collective: complete the dataset in progress (ranks that have none take
+ * part with an empty one). The name, flags and creation time are those of
+ * the lowest rank that knows the dataset's {step}. */
+static void engine_complete(void)
+{
+  double start = scr_log_seconds();
+  if (!engine.active) {
+    engine_begin(NULL, NULL, -1);
+    engine.named = 0;
+  }
+  int proposal = engine.named ? scr.rank : INT_MAX, root = INT_MAX;
+  MPI_Allreduce(&proposal, &root, 1, MPI_INT, MPI_MIN, scr.comm_world);
+  int id = scr.output_id;
+  int valid = !engine.broken && scr.in_output;
+  if (scr.in_output) {
+    scr_output_agree(root == INT_MAX ? 0 : root);
+    if (SCR_Complete_output(valid) == SCR_SUCCESS) engine.done_id = id;
+  } else {
+    /* this rank could not even begin: let the others discard the dataset */
+    int all_valid = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all_valid, 1, MPI_INT, MPI_LAND, scr.comm_world);
+  }
+  engine.done_step = engine.step;
+  engine.active = 0;
+  engine.broken = 0;
+  engine.step = -1;
+  engine.seconds += scr_log_seconds() - start;
+}
+
+/* Collective where every rank may or may not have something pending (a
+ * barrier, MPI_Finalize): complete when any rank has a dataset in progress
+ * whose boundary is `boundary` or earlier. */
+static void engine_complete_if_pending(int boundary)
+{
+  int pending = engine.active && engine.boundary <= boundary, any = 0;
+  MPI_Allreduce(&pending, &any, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  if (any) engine_complete();
+}
+
+/* ---- routing */
+
+static int engine_open_cache(const char* cache, int flags, mode_t mode, int* handled)
+{
+  int fd = open(cache, flags, mode);  /* inside the guard: the real open */
+  *handled = SCR_PRELOAD_HANDLED;
+  return fd;
+}
+
+static struct engine_file* engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
+                                           const char* cache)
+{
+  struct engine_file* f = calloc(1, sizeof(*f));
+  if (!f) return NULL;
+  f->dataset = dataset;
+  f->attached = attached;
+  f->orig = strdup(orig);
+  f->relpath = strdup(relpath);
+  f->cache = strdup(cache);
+  if (!f->orig || !f->relpath || !f->cache) {
+    engine_file_free(f);
+    return NULL;
+  }
+  return f;
+}
+
+/* a file without {step} written once the dataset completed (the pointer to the
+ * newest checkpoint): kept with that dataset, outside its redundancy */
+static int engine_attach(const char* orig, const char* relpath, char* cache, size_t length)
+{
+  char* dir = scr_cache_dataset_dir(engine.done_id);
+  char* path = dir ? scr_path_join(dir, relpath) : NULL;
+  char* parent = path ? scr_path_dirname(path) : NULL;
+  int rc = parent && strlen(path) < length ? scr_io_mkdir_p(parent, 0700) : SCR_ERR_NOMEM;
+  if (rc == SCR_SUCCESS) {
+    scr_kvtree* mine = scr_kvtree_add_kv_int(scr_filemap_get_dataset(scr.filemap, engine.done_id), "RANK", scr.rank);
+    scr_kvtree* meta = scr_kvtree_add_kv(mine, "ATTACHED", path);
+    scr_kvtree_set_kv(meta, "ORIG", orig);
+    scr_kvtree_set_kv(meta, "RELPATH", relpath);
+    rc = scr_cache_save_filemap();
+    snprintf(cache, length, "%s", path);
+  }
+  free(parent);
+  free(path);
+  free(dir);
+  return rc;
+}
+
+/* the attached file is closed: record it, and keep a copy on the prefix
+ * directory, where every rank and a later run find it even if this node is
+ * lost; once the dataset is on the prefix directory, the file is too */
+static void engine_attach_done(const struct engine_file* f)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, f->dataset);
+  scr_kvtree* meta = scr_kvtree_get(scr_kvtree_get(scr_kvtree_get_kv_int(dset, "RANK", scr.rank), "ATTACHED"),
+                                    f->cache);
+  uint32_t crc = 0;
+  uint64_t size = 0;
+  if (!meta || scr_io_crc32_file(f->cache, &crc, &size) != SCR_SUCCESS) return;
+  scr_kvtree_set_kv_uint64(meta, "SIZE", size);
+  scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+  scr_cache_save_filemap();
+  char* store = scr_view_attached_store(f->dataset, f->relpath);
+  if (!store || scr_io_copy_file(f->cache, store, 0700, NULL, NULL) != SCR_SUCCESS)
+    scr_err("cannot keep a copy of %s in %s: a restart on another node will not see it", f->orig,
+            store ? store : "the prefix directory");
+  free(store);
+  if (scr_flush_is_flushed(f->dataset) && scr_io_copy_file(f->cache, f->orig, 0755, NULL, NULL) != SCR_SUCCESS)
+    scr_err("cannot copy %s to the prefix directory: %s", f->orig, strerror(errno));
+}
+
+/* a new file for the dataset this target belongs to; returns the cache path
+ * to open (in cache) and whether it is attached, or SCR_FAILURE to pass */
+static int engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath,
+                            char* cache, size_t length, int* attached)
+{
+  *attached = 0;
+  if (rule->has_step) {
+    if (engine.active && engine.step >= 0 && engine.step != t->match.step) engine_complete();
+    if (!engine.active && t->match.step == engine.done_step) {
+      scr_err("%s is one more file of step %lld than PRELOAD=%s expects (FILES=%lld): it is written "
+              "to the prefix directory unprotected; set FILES= (%s)", t->path, t->match.step, rule->pattern,
+              rule->files > 0 ? rule->files : 1, rule->origin ? rule->origin : "configuration");
+      return SCR_FAILURE;
+    }
+    char* name = engine_dataset_name(t, relpath);
+    if (!engine.active) {
+      engine_begin(name, rule, t->match.step);
+    } else if (!engine.named) {
+      /* the dataset began under a name without {step}: now it is known */
+      free(scr.output_name);
+      scr.output_name = strdup(name);
+      engine.named = 1;
+      engine.step = t->match.step;
+    }
+    free(name);
+  } else if (!engine.active && !rule->has_rank && engine.done_id >= 0 &&
+             scr_filemap_get_dataset(scr.filemap, engine.done_id)) {
+    *attached = 1;
+    return engine_attach(t->path, relpath, cache, length);
+  } else if (!engine.active) {
+    engine_begin(NULL, rule, -1);
+  }
+  /* a later rule of the same dataset can only move its completion later */
+  if (rule->boundary > engine.boundary) engine.boundary = rule->boundary;
+  if (!scr.in_output) return SCR_FAILURE;
+  return scr_cache_route_file(scr.output_id, t->path, relpath, cache, length);
+}
+
+static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char* redirect, void** file,
+                       int* handled)
+{
+  const scr_preload_rule* rule = scr_engine_rule(t);
+  int creating = (flags & O_ACCMODE) != O_RDONLY && (flags & (O_CREAT | O_TRUNC)) &&
+                 (flags & O_TMPFILE) != O_TMPFILE;
+  if (!rule || t->directory || !scr.initialized) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  int fd = -1, dataset = -1;
+  char* shown = scr_view_find(t->path, &dataset);
+  if (shown && (!creating || (engine.active && dataset == scr.output_id))) {
+    /* an existing file of a cached dataset: read it, or write the one in progress */
+    snprintf(redirect, PATH_MAX, "%s", shown);
+    *handled = SCR_PRELOAD_REDIRECT;
+  } else if (creating) {
+    char* relpath = scr_path_relative_to(scr.prefix, t->path);
+    char cache[SCR_MAX_FILENAME];
+    int attached = 0;
+    if (!relpath || strcmp(relpath, ".") == 0) {
+      scr_warn("%s matches PRELOAD=%s but lies outside the prefix directory %s: written there unprotected",
+               t->path, rule->pattern, scr.prefix);
+    } else if (engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS) {
+      int id = attached ? engine.done_id : scr.output_id;
+      fd = engine_open_cache(cache, flags, mode, handled);
+      if (fd >= 0) {
+        *file = engine_file_new(id, attached, t->path, relpath, cache);
+        if (!attached) engine.opened++;
+        scr_dbg(1, "preload: %s -> %s (dataset %d%s)", t->path, cache, id, attached ? ", attached" : "");
+      } else if (!attached) {
+        int saved_errno = errno;
+        scr_err("cannot create %s in cache for %s: %s", cache, t->path, strerror(errno));
+        engine.broken = 1;
+        errno = saved_errno;
+      }
+    } else if (scr.in_output && engine.active) {
+      engine.broken = 1;
+    }
+    free(relpath);
+  }
+  free(shown);
+  pthread_mutex_unlock(&scr_engine_lock);
+  return fd;
+}
+
+static int engine_close(int fd, void* file, int rc, int* handled)
+{
+  (void) fd;
+  (void) handled;
+  struct engine_file* f = file;
+  if (!f) return rc;
+  int saved_errno = errno;
+  pthread_mutex_lock(&scr_engine_lock);
+  if (f->attached) {
+    engine_attach_done(f);
+  } else if (engine.active && f->dataset == scr.output_id) {
+    engine.closed++;
+    if (engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.closed >= engine.expected &&
+        engine.closed == engine.opened)
+      engine_complete();
+  }
+  pthread_mutex_unlock(&scr_engine_lock);
+  engine_file_free(f);
+  errno = saved_errno;
+  return rc;
+}
+
+/* ---- renames, unlinks, truncation, directories */
+
+/* rename within the cache: the entry of this rank's filemap follows the file */
+static int engine_rename_cached(const char* cache_from, int dataset, const scr_preload_target* to,
+                                const char* relpath)
+{
+  char cache_to[SCR_MAX_FILENAME];
+  scr_kvtree* files = scr_filemap_get_files(scr.filemap, dataset, scr.rank);
+  scr_kvtree* old = files ? scr_kvtree_get(files, cache_from) : NULL;
+  int rc;
+  if (old && engine.active && dataset == scr.output_id) {
+    /* a file of the dataset in progress: its new name may give the {step} */
+    int attached = 0;
+    rc = engine_route_new(to, scr_engine_rule(to), relpath, cache_to, sizeof(cache_to), &attached);
+    if (rc == SCR_SUCCESS && attached) rc = SCR_FAILURE;
+    dataset = scr.output_id;
+  } else {
+    char* dir = scr_cache_dataset_dir(dataset);
+    char* path = dir ? scr_path_join(dir, relpath) : NULL;
+    char* parent = path ? scr_path_dirname(path) : NULL;
+    rc = parent && scr_io_mkdir_p(parent, 0700) == SCR_SUCCESS ? SCR_SUCCESS : SCR_FAILURE;
+    if (rc == SCR_SUCCESS) snprintf(cache_to, sizeof(cache_to), "%s", path);
+    free(parent);
+    free(path);
+    free(dir);
+  }
+  if (rc != SCR_SUCCESS || rename(cache_from, cache_to) != 0) return SCR_FAILURE;
+  scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
+  for (int list = 0; list < 2; list++) {
+    scr_kvtree* entries = scr_kvtree_get(mine, list ? "ATTACHED" : "FILE");
+    scr_kvtree* entry = scr_kvtree_get(entries, cache_from);
+    if (!entry) continue;
+    scr_kvtree* moved = scr_kvtree_copy(entry);
+    scr_kvtree_unset(entries, cache_from);
+    scr_kvtree_set_kv(moved, "ORIG", to->path);
+    scr_kvtree_set_kv(moved, "RELPATH", relpath);
+    scr_kvtree_set(entries, cache_to, moved);
+    if (list == 1) {
+      /* a renamed pointer file: its prefix-directory copy follows */
+      const struct engine_file f = { dataset, 1, (char*) to->path, (char*) relpath, cache_to };
+      engine_attach_done(&f);
+    }
+  }
+  scr_filemap_set_file_count(scr.filemap, dataset, scr.rank,
+                             scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank)));
+  return scr_cache_save_filemap();
+}
+
+static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                         int* handled)
+{
+  if (!scr.initialized || from->directory || to->directory || !to->path || flags != 0) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  int rc = -1, dataset = -1;
+  char* cached = from->path ? scr_view_find(from->path, &dataset) : NULL;
+  char* relpath = scr_path_relative_to(scr.prefix, to->path);
+  const scr_preload_rule* rule = scr_engine_rule(to);
+  if (cached && rule && relpath) {
+    /* write-temp-then-rename inside the cache */
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = engine_rename_cached(cached, dataset, to, relpath) == SCR_SUCCESS ? 0 : -1;
+    if (rc != 0) errno = EIO;
+  } else if (!cached && rule && relpath && from->path && access(from->path, F_OK) == 0) {
+    /* a file written on the prefix directory becomes a checkpoint file: copy
+     * it into the cache under its new name, then remove the original */
+    char cache[SCR_MAX_FILENAME];
+    int attached = 0;
+    *handled = SCR_PRELOAD_HANDLED;
+    if (engine_route_new(to, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS &&
+        scr_io_copy_file(from->path, cache, 0700, NULL, NULL) == SCR_SUCCESS) {
+      rc = unlink(from->path);
+      struct engine_file f = { attached ? engine.done_id : scr.output_id, attached, (char*) to->path,
+                               relpath, cache };
+      if (attached) engine_attach_done(&f);
+    } else {
+      errno = EIO;
+    }
+  }
+  free(relpath);
+  free(cached);
+  pthread_mutex_unlock(&scr_engine_lock);
+  return rc;
+}
+
+static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
+{
+  if (!scr.initialized || t->directory || (at_flags & AT_REMOVEDIR)) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  int rc = -1, dataset = -1;
+  char* cached = scr_view_find(t->path, &dataset);
+  scr_kvtree* mine = cached ? scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK",
+                                                    scr.rank) : NULL;
+  if (mine) {
+    /* the application drops an old checkpoint file: so does the cache, and
+     * the copy on the prefix directory goes as the application asked */
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = unlink(cached);
+    int saved_errno = errno;
+    scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);
+    scr_kvtree_unset(scr_kvtree_get(mine, "ATTACHED"), cached);
+    scr_cache_save_filemap();
+    if (unlink(t->path) == 0) rc = 0;
+    if (rc != 0) errno = saved_errno;
+  }
+  free(cached);
+  pthread_mutex_unlock(&scr_engine_lock);
+  return rc;
+}
+
+static int engine_truncate(const scr_preload_target* t, off64_t length, int* handled)
+{
+  if (!scr.initialized || t->directory) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  int rc = -1, dataset = -1;
+  char* cached = scr_view_find(t->path, &dataset);
+  if (cached) {
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = truncate(cached, (off_t) length);
+  }
+  free(cached);
+  pthread_mutex_unlock(&scr_engine_lock);
+  return rc;
+}
+
+/* a rule directory exists virtually until the dataset is flushed */
+static int engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
+{
+  (void) mode;
+  if (!scr.initialized || !t->directory) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  struct stat st;
+  *handled = SCR_PRELOAD_HANDLED;
+  int rc = 0;
+  if (scr_view_is_directory(t->path) || lstat(t->path, &st) == 0) {
+    errno = EEXIST;
+    rc = -1;
+  } else {
+    char* parent = scr_path_dirname(t->path);
+    if (parent && !scr_view_is_directory(parent) && stat(parent, &st) != 0) {
+      errno = ENOENT;
+      rc = -1;
+    } else {
+      scr_view_add_directory(t->path);
+    }
+    free(parent);
+  }
+  pthread_mutex_unlock(&scr_engine_lock);
+  return rc;
+}
+
+/* ---- start and end */
+
+static int engine_init(void)
+{
+  char errbuf[1024] = "";
+  int world_rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  scr_log_rank = world_rank;
+  /* the rules first: with none, the job runs exactly as without the library */
+  int rc = scr_preload_state_load(errbuf, sizeof(errbuf));
+  if (rc != SCR_SUCCESS) {
+    if (world_rank == 0)
+      scr_err("preload: %s: the job runs without checkpoint protection", errbuf);
+    return rc;
+  }
+  const scr_preload_ruleset* rules = scr_preload_state_current();
+  if (!rules || scr_preload_rules_count(rules) == 0) return SCR_ERR_NOENT;
+  for (int i = 0; i < scr_preload_rules_count(rules); i++)
+    if (scr_preload_rules_at(rules, i)->boundary == SCR_PRELOAD_BOUNDARY_BARRIER) engine.barrier_rules = 1;
+
+  if (SCR_Init() != SCR_SUCCESS) {
+    scr_preload_state_install(NULL);
+    return SCR_FAILURE;
+  }
+  if (!scr.enabled) {
+    scr_preload_state_install(NULL);
+    return SCR_ERR_NOENT;
+  }
+  /* the restored dataset is visible at once; it is read through the view */
+  int have = 0;
+  char name[SCR_MAX_FILENAME];
+  if (SCR_Have_restart(&have, name) == SCR_SUCCESS && have && SCR_Start_restart(name) == SCR_SUCCESS) {
+    engine.done_id = scr.restart_id;
+    SCR_Complete_restart(1);
+    if (scr.rank == 0) scr_info("preload: the application sees checkpoint '%s' at its original paths", name);
+  }
+  scr_preload_hooks_virtual_directories(1);
+  return SCR_SUCCESS;
+}
+
+static void engine_finalize(void)
+{
+  pthread_mutex_lock(&scr_engine_lock);
+  engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_FINALIZE);
+  if (scr.rank == 0) {
+    double mib = (double) scr.stat_bytes / (1024.0 * 1024.0);
+    double ranks_mib = 0;
+    unsigned long long bytes = scr.stat_bytes, total = 0;
+    MPI_Reduce(&bytes, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, scr.comm_world);
+    ranks_mib = (double) total / (1024.0 * 1024.0);
+    (void) mib;
+    scr_info("preload summary: %d datasets, %.1f MiB, %.3f s in checkpoints (redundancy %.3f s, flush %.3f s), "
+             "%.1f MiB/s", scr.stat_datasets, ranks_mib, scr.stat_output_seconds, scr.stat_redundancy_seconds,
+             scr.stat_flush_seconds, scr.stat_output_seconds > 0 ? ranks_mib / scr.stat_output_seconds : 0.0);
+  } else {
+    unsigned long long bytes = scr.stat_bytes;
+    MPI_Reduce(&bytes, NULL, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, scr.comm_world);
+  }
+  scr_preload_hooks_virtual_directories(0);
+  scr_preload_state_install(NULL);
+  SCR_Finalize();
+  pthread_mutex_unlock(&scr_engine_lock);
+}
+
+static void engine_barrier(MPI_Comm comm)
+{
+  if (!engine.barrier_rules || comm != MPI_COMM_WORLD) return;
+  pthread_mutex_lock(&scr_engine_lock);
+  engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_BARRIER);
+  pthread_mutex_unlock(&scr_engine_lock);
+}
+
+__attribute__((visibility("default"))) const struct scr_preload_engine scr_preload_engine_table = {
+  .init = engine_init,
+  .finalize = engine_finalize,
+  .barrier = engine_barrier,
+  .open = engine_open,
+  .close = engine_close,
+  .rename = engine_rename,
+  .unlink = engine_unlink,
+  .truncate = engine_truncate,
+  .mkdir = engine_mkdir,
+  .stat = scr_view_stat,
+  .access = scr_view_access,
+  .opendir = scr_view_opendir,
+  .readdir = scr_view_readdir,
+  .closedir = scr_view_closedir,
+};

@@ -1,0 +1,45 @@
+/* scr_preload_engine.h - the checkpoint engine behind the hooks, a module
+ * (libscr_preload_engine.so) loaded at MPI_Init so that the preload stays MPI-free. */
+#ifndef SCR_PRELOAD_ENGINE_H
+#define SCR_PRELOAD_ENGINE_H
+
+#include <mpi.h>
+#include "scr_preload_hooks.h"
+
+/* What the module gives the preload layer. Every entry is called inside the
+ * guard (scr_preload_real_enter), so the engine's own I/O and MPI calls go
+ * straight to libc and to the MPI library. */
+struct scr_preload_engine {
+  /* after the real MPI_Init: SCR_Init (rebuild or fetch), then the rules;
+   * returns SCR_SUCCESS, or an error after which the layer stays inert */
+  int (*init)(void);
+  /* before the real MPI_Finalize: complete what is pending, SCR_Finalize,
+   * the summary line; the rules are gone afterwards */
+  void (*finalize)(void);
+  /* before the real MPI_Barrier: the BOUNDARY=BARRIER completion point */
+  void (*barrier)(MPI_Comm comm);
+
+  /* the hooks of scr_preload_hooks.h, same contract */
+  int (*open)(const scr_preload_target* target, int flags, mode_t mode, char* redirect, void** file,
+              int* handled);
+  int (*close)(int fd, void* file, int rc, int* handled);
+  int (*rename)(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags, int* handled);
+  int (*unlink)(const scr_preload_target* target, int at_flags, int* handled);
+  int (*truncate)(const scr_preload_target* target, off64_t length, int* handled);
+  int (*mkdir)(const scr_preload_target* target, mode_t mode, int* handled);
+  int (*stat)(const scr_preload_target* target, int at_flags, char* redirect, int* handled);
+  int (*access)(const scr_preload_target* target, int amode, int at_flags, char* redirect, int* handled);
+  DIR* (*opendir)(const scr_preload_target* target, char* redirect, void** dir, int* handled);
+  struct dirent64* (*readdir)(DIR* stream, void* dir, int* handled);
+  int (*closedir)(DIR* stream, void* dir, int* handled);
+};
+
+/* the module's one export: its table */
+#define SCR_PRELOAD_ENGINE_SYMBOL "scr_preload_engine_table"
+#define SCR_PRELOAD_ENGINE_MODULE "libscr_preload_engine.so"
+
+/* the table in force: NULL until MPI_Init loaded the module, and again
+ * after MPI_Finalize; the hooks then route nothing */
+extern const struct scr_preload_engine* scr_preload_engine_active;
+
+#endif

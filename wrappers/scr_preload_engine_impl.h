@@ -1,0 +1,40 @@
+/* scr_preload_engine_impl.h - shared by the engine's two halves: writing
+ * datasets through the hooks (engine) and showing cached datasets at their paths (view). */
+#ifndef SCR_PRELOAD_ENGINE_IMPL_H
+#define SCR_PRELOAD_ENGINE_IMPL_H
+
+#include <pthread.h>
+#include "scr_kvtree.h"
+#include "scr_preload_hooks.h"
+
+/* one lock for the engine's state and the library's: hooks come from any thread */
+extern pthread_mutex_t scr_engine_lock;
+
+/* the rule a target matched, or NULL */
+const scr_preload_rule* scr_engine_rule(const scr_preload_target* target);
+
+/* ---- the view (scr_preload_view.c), called with scr_engine_lock held */
+
+/* the cached file shown at the absolute path orig: the newest dataset of this
+ * rank's filemap that holds it (its files, then files attached to it), or the
+ * copy of an attached file kept on the prefix directory; *dataset gets the
+ * dataset id. NULL when nothing is shown there (malloc'd otherwise). */
+char* scr_view_find(const char* orig, int* dataset);
+
+/* "<prefix>/.scr/attached.<id>/<relpath>": where a file attached to a complete
+ * dataset is kept on the prefix directory, for every rank and every restart */
+char* scr_view_attached_store(int id, const char* relpath);
+
+/* remember a rule directory made by mkdir (shown by stat and listings) */
+void scr_view_add_directory(const char* path);
+/* 1 when path is such a directory or holds a file shown by the view */
+int scr_view_is_directory(const char* path);
+
+/* the view's hooks */
+int scr_view_stat(const scr_preload_target* target, int at_flags, char* redirect, int* handled);
+int scr_view_access(const scr_preload_target* target, int amode, int at_flags, char* redirect, int* handled);
+DIR* scr_view_opendir(const scr_preload_target* target, char* redirect, void** dir, int* handled);
+struct dirent64* scr_view_readdir(DIR* stream, void* dir, int* handled);
+int scr_view_closedir(DIR* stream, void* dir, int* handled);
+
+#endif

@@ -1,0 +1,189 @@
+/* scr_preload_mpi.c - MPI_Init, MPI_Finalize and MPI_Barrier (C and MPICH's
+ * Fortran names) through the profiling interface: where the engine starts, stops and completes. */
+#include "config.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <mpi.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_preload_engine.h"
+#include "scr_preload_real.h"
+#include "scr_preload_rules.h"
+
+/* The engine module links the MPI library, which this one must not: an
+ * unrelated process that inherits LD_PRELOAD would otherwise load MPI. It
+ * lives next to this library and is opened by the first MPI_Init. */
+static const struct scr_preload_engine* mpi_engine_load(void)
+{
+  Dl_info info;
+  char path[PATH_MAX];
+  if (!dladdr((void*) &mpi_engine_load, &info) || !info.dli_fname) return NULL;
+  const char* slash = strrchr(info.dli_fname, '/');
+  int dir_length = slash ? (int) (slash - info.dli_fname) : 1;
+  snprintf(path, sizeof(path), "%.*s/%s", dir_length, slash ? info.dli_fname : ".", SCR_PRELOAD_ENGINE_MODULE);
+  void* module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!module) {
+    scr_err("cannot load the preload engine %s: %s: checkpoint files are not protected", path, dlerror());
+    return NULL;
+  }
+  const struct scr_preload_engine* engine = dlsym(module, SCR_PRELOAD_ENGINE_SYMBOL);
+  if (!engine) scr_err("%s has no %s: reinstall SCR", path, SCR_PRELOAD_ENGINE_SYMBOL);
+  return engine;
+}
+
+/* the engine runs once per process, after the first successful init */
+static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct scr_preload_engine* mpi_engine = NULL;
+static int mpi_started = 0;
+
+static void mpi_start_engine(void)
+{
+  pthread_mutex_lock(&mpi_lock);
+  if (!mpi_started) {
+    mpi_started = 1;
+    scr_preload_real_enter();
+    int saved_errno = errno;
+    const struct scr_preload_engine* engine = mpi_engine_load();
+    if (engine && engine->init() == SCR_SUCCESS) {
+      mpi_engine = engine;
+      __atomic_store_n(&scr_preload_engine_active, engine, __ATOMIC_RELEASE);
+    }
+    errno = saved_errno;
+    scr_preload_real_leave();
+  }
+  pthread_mutex_unlock(&mpi_lock);
+}
+
+static void mpi_stop_engine(void)
+{
+  pthread_mutex_lock(&mpi_lock);
+  const struct scr_preload_engine* engine = mpi_engine;
+  mpi_engine = NULL;
+  if (engine) {
+    scr_preload_real_enter();
+    int saved_errno = errno;
+    engine->finalize();
+    __atomic_store_n(&scr_preload_engine_active, NULL, __ATOMIC_RELEASE);
+    errno = saved_errno;
+    scr_preload_real_leave();
+  }
+  pthread_mutex_unlock(&mpi_lock);
+}
+
+/* no MPI library behind us (a program that defines MPI_Init itself?) */
+static int mpi_missing(const char* name)
+{
+  scr_err("%s: the MPI library's PMPI entry point is missing", name);
+  return MPI_ERR_OTHER;
+}
+
+SCR_PRELOAD_API int MPI_Init(int* argc, char*** argv)
+{
+  int (*real)(int*, char***) = SCR_REAL(MPI_Init);
+  if (!real) return mpi_missing("MPI_Init");
+  int rc = real(argc, argv);
+  if (rc == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine();
+  return rc;
+}
+
+SCR_PRELOAD_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
+{
+  int (*real)(int*, char***, int, int*) = SCR_REAL(MPI_Init_thread);
+  if (!real) return mpi_missing("MPI_Init_thread");
+  int rc = real(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine();
+  return rc;
+}
+
+SCR_PRELOAD_API int MPI_Finalize(void)
+{
+  int (*real)(void) = SCR_REAL(MPI_Finalize);
+  if (!real) return mpi_missing("MPI_Finalize");
+  if (!scr_preload_real_is_internal()) mpi_stop_engine();
+  return real();
+}
+
+SCR_PRELOAD_API int MPI_Barrier(MPI_Comm comm)
+{
+  int (*real)(MPI_Comm) = SCR_REAL(MPI_Barrier);
+  if (!real) return mpi_missing("MPI_Barrier");
+  const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
+  if (engine && !scr_preload_real_is_internal()) {
+    scr_preload_real_enter();
+    int saved_errno = errno;
+    engine->barrier(comm);
+    errno = saved_errno;
+    scr_preload_real_leave();
+  }
+  return real(comm);
+}
+
+/* ---- MPICH's Fortran bindings. "use mpi" and mpif.h reach the C MPI_Init
+ * above through the PLT, but the Fortran entry points are wrapped as well so
+ * that a binding that calls PMPI_Init directly is covered too; starting and
+ * stopping the engine twice is harmless. Four name manglings, as MPICH
+ * exports them. */
+
+static void* mpi_fortran_real(const char* name)
+{
+  void* real = dlsym(RTLD_NEXT, name);
+  if (!real) scr_err("%s: not found in the MPI library", name);
+  return real;
+}
+
+#define SCR_PRELOAD_FORTRAN_INIT(name) \
+  SCR_PRELOAD_API void name(MPI_Fint* ierr); \
+  SCR_PRELOAD_API void name(MPI_Fint* ierr) \
+  { \
+    void (*real)(MPI_Fint*) = (void (*)(MPI_Fint*)) mpi_fortran_real(#name); \
+    if (!real) { \
+      *ierr = MPI_ERR_OTHER; \
+      return; \
+    } \
+    real(ierr); \
+    if (*ierr == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine(); \
+  }
+
+#define SCR_PRELOAD_FORTRAN_INIT_THREAD(name) \
+  SCR_PRELOAD_API void name(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr); \
+  SCR_PRELOAD_API void name(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) \
+  { \
+    void (*real)(MPI_Fint*, MPI_Fint*, MPI_Fint*) = \
+        (void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*)) mpi_fortran_real(#name); \
+    if (!real) { \
+      *ierr = MPI_ERR_OTHER; \
+      return; \
+    } \
+    real(required, provided, ierr); \
+    if (*ierr == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine(); \
+  }
+
+#define SCR_PRELOAD_FORTRAN_FINALIZE(name) \
+  SCR_PRELOAD_API void name(MPI_Fint* ierr); \
+  SCR_PRELOAD_API void name(MPI_Fint* ierr) \
+  { \
+    void (*real)(MPI_Fint*) = (void (*)(MPI_Fint*)) mpi_fortran_real(#name); \
+    if (!real) { \
+      *ierr = MPI_ERR_OTHER; \
+      return; \
+    } \
+    if (!scr_preload_real_is_internal()) mpi_stop_engine(); \
+    real(ierr); \
+  }
+
+SCR_PRELOAD_FORTRAN_INIT(mpi_init_)
+SCR_PRELOAD_FORTRAN_INIT(mpi_init__)
+SCR_PRELOAD_FORTRAN_INIT(mpi_init)
+SCR_PRELOAD_FORTRAN_INIT(MPI_INIT)
+SCR_PRELOAD_FORTRAN_INIT_THREAD(mpi_init_thread_)
+SCR_PRELOAD_FORTRAN_INIT_THREAD(mpi_init_thread__)
+SCR_PRELOAD_FORTRAN_INIT_THREAD(mpi_init_thread)
+SCR_PRELOAD_FORTRAN_INIT_THREAD(MPI_INIT_THREAD)
+SCR_PRELOAD_FORTRAN_FINALIZE(mpi_finalize_)
+SCR_PRELOAD_FORTRAN_FINALIZE(mpi_finalize__)
+SCR_PRELOAD_FORTRAN_FINALIZE(mpi_finalize)
+SCR_PRELOAD_FORTRAN_FINALIZE(MPI_FINALIZE)

@@ -1,0 +1,285 @@
+/* scr_preload_view.c - every dataset the cache holds, shown at its original
+ * paths: opens for reading, the stat family, access and listings of rule directories. */
+#include "config.h"
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "scr_error.h"
+#include "scr_path.h"
+#include "scr_io.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_globals.h"
+#include "scr_cache.h"
+#include "scr_preload_engine_impl.h"
+
+/* directories made by mkdir that exist only in the view */
+static char** view_directories = NULL;
+static int view_directory_count = 0;
+
+/* a dataset is shown while it is in progress on this rank, or complete */
+static int view_shows(int id, scr_kvtree* dset)
+{
+  return (scr.in_output && id == scr.output_id) || scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"));
+}
+
+/* call visit(orig, cache, id, arg) for every file shown, newest dataset first;
+ * stops when visit returns non-zero and returns that */
+static int view_each(int (*visit)(const char* orig, const char* cache, int id, void* arg), void* arg)
+{
+  int below = -1;
+  for (;;) {
+    int id = scr_filemap_previous_dataset(scr.filemap, below);
+    if (id < 0) return 0;
+    below = id;
+    scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+    if (!view_shows(id, dset)) continue;
+    scr_kvtree* mine = scr_kvtree_get_kv_int(dset, "RANK", scr.rank);
+    for (int list = 0; list < 2; list++) {
+      scr_kvtree* files = scr_kvtree_get(mine, list ? "ATTACHED" : "FILE");
+      for (scr_kvtree_elem* e = scr_kvtree_first(files); e; e = scr_kvtree_next(e)) {
+        const char* orig = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "ORIG");
+        int rc = orig ? visit(orig, scr_kvtree_elem_key(e), id, arg) : 0;
+        if (rc) return rc;
+      }
+    }
+  }
+}
+
+struct view_search {
+  const char* orig;
+  char* cache;
+  int id;
+};
+
+static int view_match(const char* orig, const char* cache, int id, void* arg)
+{
+  struct view_search* s = arg;
+  if (strcmp(orig, s->orig) != 0) return 0;
+  s->cache = strdup(cache);
+  s->id = id;
+  return 1;
+}
+
+char* scr_view_attached_store(int id, const char* relpath)
+{
+  char* path = NULL;
+  if (asprintf(&path, "%s/attached.%d/%s", scr.prefix_scr, id, relpath) < 0) return NULL;
+  return path;
+}
+
+/* the newest shown dataset with a prefix-directory copy of an attached file
+ * (written by another rank, or on a node that was lost) */
+static char* view_find_attached_store(const char* orig, int* dataset)
+{
+  char* relpath = scr_path_relative_to(scr.prefix, orig);
+  if (!relpath) return NULL;
+  char* found = NULL;
+  for (int below = -1, id; !found && (id = scr_filemap_previous_dataset(scr.filemap, below)) >= 0; below = id) {
+    scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+    if (!scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
+    char* store = scr_view_attached_store(id, relpath);
+    if (store && access(store, F_OK) == 0) {
+      found = store;
+      *dataset = id;
+    } else {
+      free(store);
+    }
+  }
+  free(relpath);
+  return found;
+}
+
+char* scr_view_find(const char* orig, int* dataset)
+{
+  struct view_search s = { orig, NULL, -1 };
+  if (view_each(view_match, &s)) {
+    *dataset = s.id;
+    return s.cache;
+  }
+  return view_find_attached_store(orig, dataset);
+}
+
+void scr_view_add_directory(const char* path)
+{
+  char** grown = realloc(view_directories, (size_t) (view_directory_count + 1) * sizeof(char*));
+  if (!grown) return;
+  view_directories = grown;
+  view_directories[view_directory_count] = strdup(path);
+  if (view_directories[view_directory_count]) view_directory_count++;
+}
+
+static int view_holds(const char* orig, const char* cache, int id, void* arg)
+{
+  (void) cache;
+  (void) id;
+  const char* dir = arg;
+  return scr_path_is_within(orig, dir) && strcmp(orig, dir) != 0;
+}
+
+int scr_view_is_directory(const char* path)
+{
+  for (int i = 0; i < view_directory_count; i++)
+    if (scr_path_is_within(view_directories[i], path)) return 1;
+  return view_each(view_holds, (void*) path);
+}
+
+/* ---- stat and access: a shown file is the cache file; a shown directory
+ * that is not on the file system looks like the cache directory */
+
+static int view_redirect(const scr_preload_target* t, char* redirect, int* handled)
+{
+  if (!scr.initialized) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  int dataset = -1;
+  char* cached = NULL;
+  if (t->directory) {
+    if (scr_view_is_directory(t->path)) cached = strdup(scr.cache_dir);
+  } else {
+    cached = scr_view_find(t->path, &dataset);
+  }
+  if (cached) {
+    snprintf(redirect, PATH_MAX, "%s", cached);
+    *handled = SCR_PRELOAD_REDIRECT;
+  }
+  free(cached);
+  pthread_mutex_unlock(&scr_engine_lock);
+  return -1;
+}
+
+int scr_view_stat(const scr_preload_target* t, int at_flags, char* redirect, int* handled)
+{
+  (void) at_flags;
+  return view_redirect(t, redirect, handled);
+}
+
+int scr_view_access(const scr_preload_target* t, int amode, int at_flags, char* redirect, int* handled)
+{
+  (void) amode;
+  (void) at_flags;
+  return view_redirect(t, redirect, handled);
+}
+
+/* ---- listings: the real entries and the shown ones, each name once */
+
+struct view_listing {
+  char** names;
+  unsigned char* types;
+  int count, next;
+  struct dirent64 entry;
+};
+
+static void view_listing_add(struct view_listing* l, const char* name, unsigned char type)
+{
+  for (int i = 0; i < l->count; i++)
+    if (strcmp(l->names[i], name) == 0) return;
+  char** names = realloc(l->names, (size_t) (l->count + 1) * sizeof(char*));
+  unsigned char* types = names ? realloc(l->types, (size_t) (l->count + 1)) : NULL;
+  if (names) l->names = names;
+  if (!types) return;
+  l->types = types;
+  l->names[l->count] = strdup(name);
+  if (l->names[l->count]) l->types[l->count++] = type;
+}
+
+struct view_dir_search {
+  const char* dir;
+  struct view_listing* listing;
+};
+
+/* the entry directly below dir that leads to path, if any */
+static void view_add_below(struct view_listing* l, const char* dir, const char* path)
+{
+  char* rel = scr_path_relative_to(dir, path);
+  if (rel && strcmp(rel, ".") != 0) {
+    char* slash = strchr(rel, '/');
+    if (slash) *slash = '\0';
+    view_listing_add(l, rel, slash ? DT_DIR : DT_REG);
+  }
+  free(rel);
+}
+
+static int view_collect(const char* orig, const char* cache, int id, void* arg)
+{
+  (void) cache;
+  (void) id;
+  struct view_dir_search* s = arg;
+  view_add_below(s->listing, s->dir, orig);
+  return 0;
+}
+
+static void view_listing_free(struct view_listing* l)
+{
+  for (int i = 0; i < l->count; i++) free(l->names[i]);
+  free(l->names);
+  free(l->types);
+  free(l);
+}
+
+DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, int* handled)
+{
+  (void) redirect;
+  if (!scr.initialized) return NULL;
+  pthread_mutex_lock(&scr_engine_lock);
+  struct view_listing* l = calloc(1, sizeof(*l));
+  struct view_dir_search s = { t->path, l };
+  DIR* stream = NULL;
+  if (l) {
+    view_each(view_collect, &s);
+    for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i]);
+  }
+  if (l && l->count > 0) {
+    /* the real entries too; this stream is ours, so it is not hooked */
+    DIR* real = opendir(t->path);
+    int real_errno = errno;
+    if (real) {
+      struct dirent64* e;
+      while ((e = readdir64(real)) != NULL) view_listing_add(l, e->d_name, e->d_type);
+      closedir(real);
+    } else if (real_errno == ENOENT || real_errno == ENOTDIR) {
+      view_listing_add(l, ".", DT_DIR);
+      view_listing_add(l, "..", DT_DIR);
+    }
+    /* the application's stream: a real directory that exists either way */
+    if (real || real_errno == ENOENT || real_errno == ENOTDIR) stream = opendir(real ? t->path : scr.cache_dir);
+    if (stream) {
+      *dir = l;
+      *handled = SCR_PRELOAD_HANDLED;
+      l = NULL;
+    }
+  }
+  if (l) view_listing_free(l);
+  pthread_mutex_unlock(&scr_engine_lock);
+  return stream;
+}
+
+struct dirent64* scr_view_readdir(DIR* stream, void* dir, int* handled)
+{
+  (void) stream;
+  struct view_listing* l = dir;
+  *handled = SCR_PRELOAD_HANDLED;
+  if (!l || l->next >= l->count) return NULL;
+  const char* name = l->names[l->next];
+  memset(&l->entry, 0, offsetof(struct dirent64, d_name));
+  l->entry.d_ino = (ino64_t) (l->next + 1);
+  l->entry.d_off = (off64_t) (l->next + 1);
+  l->entry.d_reclen = (unsigned short) (offsetof(struct dirent64, d_name) + strlen(name) + 1);
+  l->entry.d_type = l->types[l->next];
+  snprintf(l->entry.d_name, sizeof(l->entry.d_name), "%s", name);
+  l->next++;
+  return &l->entry;
+}
+
+int scr_view_closedir(DIR* stream, void* dir, int* handled)
+{
+  (void) stream;
+  (void) handled;
+  if (dir) view_listing_free(dir);
+  return 0;
+}
