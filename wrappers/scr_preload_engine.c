@@ -356,6 +356,10 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
     scr_kvtree* entry = scr_kvtree_get(entries, cache_from);
     if (!entry) continue;
     scr_kvtree* moved = scr_kvtree_copy(entry);
+    const char* old_relpath = scr_kvtree_get_val(entry, "RELPATH");
+    char* old_store = list && old_relpath ? scr_view_attached_store(dataset, old_relpath) : NULL;
+    if (old_store) unlink(old_store);
+    free(old_store);
     scr_kvtree_unset(entries, cache_from);
     scr_kvtree_set_kv(moved, "ORIG", to->path);
     scr_kvtree_set_kv(moved, "RELPATH", relpath);
