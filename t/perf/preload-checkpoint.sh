@@ -1,0 +1,31 @@
+#!/bin/sh
+# Checkpoint bandwidth of an unmodified program through the preload (SINGLE,
+# into node-local cache) against the same program writing the same bytes
+# natively into the same cache directory. Runs alternate in one invocation,
+# so both see the same machine; prints each pair and the ratio of the medians.
+#   t/perf/preload-checkpoint.sh [RANKS] [MIB-PER-RANK] [CHECKPOINTS] [ROUNDS]
+set -e
+build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+ranks=${1:-2} mib=${2:-256} checkpoints=${3:-4} rounds=${4:-5}
+app="$build/t/perf/preload-write"
+preload="$build/.libs/libscr_preload.so"
+base=$(mktemp -d /dev/shm/scr-perf.XXXXXX)
+trap 'rm -rf "$base"' EXIT
+mkdir -p "$base/prefix" "$base/native"
+echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >"$base/prefix/.scrconf"
+export SCR_CACHE_BASE="$base/cache" SCR_CNTL_BASE="$base/cntl" SCR_COPY_TYPE=SINGLE SCR_FLUSH=0 \
+       SCR_JOB_ID=perf SCR_CACHE_SIZE=2
+
+seconds() { sed -n 's/^checkpoint seconds \([0-9.]*\).*/\1/p'; }
+echo "ranks $ranks, $mib MiB per rank, $checkpoints checkpoints per run"
+echo "round  native_s  preload_s  preload/native_bandwidth"
+: >"$base/ratios"
+for r in $(seq 1 "$rounds"); do
+  rm -rf "$base/native"/* "$base/cache" "$base/cntl"
+  n=$(cd "$base/native" && mpiexec -n "$ranks" "$app" . "$mib" "$checkpoints" | seconds)
+  p=$(cd "$base/prefix" && mpiexec -n "$ranks" env LD_PRELOAD="$preload" "$app" . "$mib" "$checkpoints" | seconds)
+  ratio=$(echo "$n $p" | awk '{ printf "%.3f", $1 / $2 }')
+  echo "$ratio" >>"$base/ratios"
+  echo "$r      $n  $p  $ratio"
+done
+sort -n "$base/ratios" | awk '{ a[NR] = $1 } END { printf "median preload/native bandwidth: %s\n", a[int((NR + 1) / 2)] }'

@@ -1,0 +1,62 @@
+/* preload-write.c - an unmodified checkpointing MPI program for the preload
+ * benchmark: each rank writes one file per checkpoint and reports the bandwidth. */
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* preload-write DIR MIB CHECKPOINTS: DIR/ckpt.<n>/rank_<r>.dat, written with
+ * write(2) in 4 MiB pieces; rank 0 prints "checkpoint seconds S bytes B"
+ * for all ranks together, open to the last close (a barrier on each side) */
+int main(int argc, char** argv)
+{
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (argc != 4) {
+    if (rank == 0) fprintf(stderr, "usage: preload-write DIR MIB CHECKPOINTS\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const char* dir = argv[1];
+  size_t bytes = (size_t) atol(argv[2]) << 20;
+  int checkpoints = atoi(argv[3]);
+  size_t piece = 4u << 20;
+  char* buf = malloc(piece);
+  for (size_t i = 0; i < piece; i++) buf[i] = (char) (i * 131 + rank);
+  double total = 0;
+  for (int c = 1; c <= checkpoints; c++) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/ckpt.%d", dir, c);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/ckpt.%d/rank_%d.dat", dir, c, rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime();
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+      perror(path);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t done = 0; done < bytes;) {
+      size_t n = bytes - done < piece ? bytes - done : piece;
+      ssize_t w = write(fd, buf, n);
+      if (w <= 0) {
+        perror("write");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      done += (size_t) w;
+    }
+    close(fd);
+    MPI_Barrier(MPI_COMM_WORLD);
+    total += MPI_Wtime() - start;
+  }
+  if (rank == 0)
+    printf("checkpoint seconds %.6f bytes %llu\n", total,
+           (unsigned long long) bytes * (unsigned long long) ranks * (unsigned long long) checkpoints);
+  free(buf);
+  MPI_Finalize();
+  return 0;
+}
