@@ -360,6 +360,9 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
     char* old_store = list && old_relpath ? scr_view_attached_store(dataset, old_relpath) : NULL;
     if (old_store) unlink(old_store);
     free(old_store);
+    /* the copy under the old name on the prefix directory goes, as with a real rename */
+    const char* old_orig = scr_kvtree_get_val(entry, "ORIG");
+    if (list && old_orig && scr_flush_is_flushed(dataset)) unlink(old_orig);
     scr_kvtree_unset(entries, cache_from);
     scr_kvtree_set_kv(moved, "ORIG", to->path);
     scr_kvtree_set_kv(moved, "RELPATH", relpath);

@@ -93,6 +93,18 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file)
     }
     free(dst);
   }
+  /* files the preload layer attached to the complete dataset (the pointer to
+   * it) go along to their places, but are not part of it */
+  scr_kvtree* attached = scr_kvtree_get(scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK",
+                                                              scr.rank), "ATTACHED");
+  for (e = scr_kvtree_first(attached); e && ok; e = scr_kvtree_next(e)) {
+    const char* relpath = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "RELPATH");
+    char* dst = relpath ? scr_path_join(scr.prefix, relpath) : NULL;
+    if (dst && scr_io_copy_file(scr_kvtree_elem_key(e), dst, 0755, NULL, NULL) != SCR_SUCCESS)
+      scr_err("flush of dataset %d: copying %s to %s failed: %s", id, scr_kvtree_elem_key(e), dst,
+              strerror(errno));
+    free(dst);
+  }
   return ok;
 }
 

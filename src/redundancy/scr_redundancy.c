@@ -2,9 +2,11 @@
  * parity files with a header describing every member, rebuild at restart. */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "scr.h"
 #include "scr_error.h"
@@ -116,18 +118,30 @@ static int scr_redundancy_write_header(struct scr_stream* parity, uint64_t at, c
 
 int scr_redundancy_read_header(const char* path, scr_kvtree* header)
 {
-  char* buf = NULL;
-  size_t size = 0;
-  int rc = scr_io_read_file(path, &buf, &size);
-  if (rc != SCR_SUCCESS) return rc;
+  /* read the trailer and the header only: the parity before them is as large
+   * as a share of the checkpoint, and reading it all would cost that much memory */
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return SCR_ERR_NOENT;
+    scr_err("cannot open %s: %s", path, strerror(errno));
+    return SCR_ERR_IO;
+  }
+  int rc = SCR_ERR_CORRUPT;
+  struct stat st;
   uint64_t trailer[2] = { 0, 0 };
-  if (size >= 16) memcpy(trailer, buf + size - 16, 16);
-  if (size < 16 || trailer[1] != SCR_PARITY_MAGIC || trailer[0] > size - 16)
-    rc = SCR_ERR_CORRUPT;
-  else
-    rc = scr_kvtree_unpack(buf + size - 16 - trailer[0], trailer[0], header, NULL);
+  uint64_t size = fstat(fd, &st) == 0 ? (uint64_t) st.st_size : 0;
+  if (size >= 16 && scr_io_pread_full(fd, trailer, 16, (off_t) (size - 16)) == 16 &&
+      trailer[1] == SCR_PARITY_MAGIC && trailer[0] <= size - 16) {
+    size_t len = (size_t) trailer[0];
+    char* buf = malloc(len ? len : 1);
+    if (!buf)
+      rc = SCR_ERR_NOMEM;
+    else if (scr_io_pread_full(fd, buf, len, (off_t) (size - 16 - len)) == (ssize_t) len)
+      rc = scr_kvtree_unpack(buf, len, header, NULL);
+    free(buf);
+  }
+  close(fd);
   if (rc != SCR_SUCCESS) scr_err("redundancy file %s has no readable header", path);
-  free(buf);
   return rc;
 }
 
