@@ -484,28 +484,14 @@ static int engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
 
 static int engine_init(void)
 {
-  char errbuf[1024] = "";
-  int world_rank = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  scr_log_rank = world_rank;
-  /* the rules first: with none, the job runs exactly as without the library */
-  int rc = scr_preload_state_load(errbuf, sizeof(errbuf));
-  if (rc != SCR_SUCCESS) {
-    if (world_rank == 0)
-      scr_err("preload: %s: the job runs without checkpoint protection", errbuf);
-    return rc;
-  }
+  /* the preload loaded the rules: there is at least one */
   const scr_preload_ruleset* rules = scr_preload_state_current();
-  if (!rules || scr_preload_rules_count(rules) == 0) return SCR_ERR_NOENT;
   for (int i = 0; i < scr_preload_rules_count(rules); i++)
     if (scr_preload_rules_at(rules, i)->boundary == SCR_PRELOAD_BOUNDARY_BARRIER) engine.barrier_rules = 1;
 
-  if (SCR_Init() != SCR_SUCCESS) {
-    scr_preload_state_install(NULL);
-    return SCR_FAILURE;
-  }
+  if (SCR_Init() != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) {
-    scr_preload_state_install(NULL);
+    SCR_Finalize();
     return SCR_ERR_NOENT;
   }
   /* the restored dataset is visible at once; it is read through the view */
@@ -524,20 +510,14 @@ static void engine_finalize(void)
 {
   pthread_mutex_lock(&scr_engine_lock);
   engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_FINALIZE);
-  if (scr.rank == 0) {
-    double mib = (double) scr.stat_bytes / (1024.0 * 1024.0);
-    double ranks_mib = 0;
-    unsigned long long bytes = scr.stat_bytes, total = 0;
-    MPI_Reduce(&bytes, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, scr.comm_world);
-    ranks_mib = (double) total / (1024.0 * 1024.0);
-    (void) mib;
+  /* one line from rank 0: this run's datasets, all ranks' bytes */
+  unsigned long long bytes = scr.stat_bytes, total = 0;
+  MPI_Reduce(&bytes, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, scr.comm_world);
+  double mib = (double) total / (1024.0 * 1024.0), seconds = scr.stat_output_seconds;
+  if (scr.rank == 0)
     scr_info("preload summary: %d datasets, %.1f MiB, %.3f s in checkpoints (redundancy %.3f s, flush %.3f s), "
-             "%.1f MiB/s", scr.stat_datasets, ranks_mib, scr.stat_output_seconds, scr.stat_redundancy_seconds,
-             scr.stat_flush_seconds, scr.stat_output_seconds > 0 ? ranks_mib / scr.stat_output_seconds : 0.0);
-  } else {
-    unsigned long long bytes = scr.stat_bytes;
-    MPI_Reduce(&bytes, NULL, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, scr.comm_world);
-  }
+             "%.1f MiB/s", scr.stat_datasets, mib, seconds, scr.stat_redundancy_seconds, scr.stat_flush_seconds,
+             seconds > 0 ? mib / seconds : 0.0);
   scr_preload_hooks_virtual_directories(0);
   scr_preload_state_install(NULL);
   SCR_Finalize();

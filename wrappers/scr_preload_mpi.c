@@ -13,6 +13,7 @@
 #include "scr_preload_engine.h"
 #include "scr_preload_real.h"
 #include "scr_preload_rules.h"
+#include "scr_preload_state.h"
 
 /* The engine module links the MPI library, which this one must not: an
  * unrelated process that inherits LD_PRELOAD would otherwise load MPI. It
@@ -40,6 +41,19 @@ static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct scr_preload_engine* mpi_engine = NULL;
 static int mpi_started = 0;
 
+/* this process's rank in MPI_COMM_WORLD, through the MPI library already loaded */
+static int mpi_world_rank(void)
+{
+  int rank = 0;
+  int (*comm_rank)(MPI_Comm, int*) = (int (*)(MPI_Comm, int*)) dlsym(RTLD_DEFAULT, "PMPI_Comm_rank");
+  if (comm_rank) comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+/* The rules first: with none (or SCR_ENABLE=0) the job runs exactly as
+ * without the library, and a dry run only reports; so the engine, which
+ * creates the cache, is loaded only when there is something to route. A bad
+ * rule is reported once and leaves the job running unprotected. */
 static void mpi_start_engine(void)
 {
   pthread_mutex_lock(&mpi_lock);
@@ -47,10 +61,18 @@ static void mpi_start_engine(void)
     mpi_started = 1;
     scr_preload_real_enter();
     int saved_errno = errno;
-    const struct scr_preload_engine* engine = mpi_engine_load();
-    if (engine && engine->init() == SCR_SUCCESS) {
-      mpi_engine = engine;
-      __atomic_store_n(&scr_preload_engine_active, engine, __ATOMIC_RELEASE);
+    char errbuf[1024] = "";
+    scr_log_rank = mpi_world_rank();
+    if (scr_preload_state_load(errbuf, sizeof(errbuf)) != SCR_SUCCESS) {
+      if (scr_log_rank == 0) scr_err("%s: the job runs without checkpoint protection", errbuf);
+    } else if (scr_preload_state_rules() && !scr_preload_state_dryrun()) {
+      const struct scr_preload_engine* engine = mpi_engine_load();
+      if (engine && engine->init() == SCR_SUCCESS) {
+        mpi_engine = engine;
+        __atomic_store_n(&scr_preload_engine_active, engine, __ATOMIC_RELEASE);
+      } else {
+        scr_preload_state_install(NULL);
+      }
     }
     errno = saved_errno;
     scr_preload_real_leave();

@@ -1,0 +1,119 @@
+#!/bin/sh
+# 4110-preload-engine.sh - the preload engine on one node: unmodified programs
+# under LD_PRELOAD write their checkpoints into the node-local cache, resume
+# from it, see a pointer file as it was when the restored checkpoint was
+# written, and run exactly as natively when the rules are wrong or absent.
+. "$top_srcdir/t/test-lib.sh"
+
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+export ASAN_OPTIONS
+ex="$top_builddir/examples/preload"
+preload="$top_builddir/.libs/libscr_preload.so"
+args="--steps 8 --every 2 --bytes 1000"
+export SCR_CACHE_BASE="$TRASH/cache" SCR_CNTL_BASE="$TRASH/cntl" SCR_JOB_ID=t4110 SCR_COPY_TYPE=SINGLE
+
+# run APP DIR OUT [ARGS...]: 2 ranks of APP under the preload, in $TRASH/DIR
+run() {
+  app=$1 dir=$2 out=$3
+  shift 3
+  mkdir -p "$TRASH/$dir" &&
+    (cd "$TRASH/$dir" && mpirun 2 env LD_PRELOAD="$preload" "$ex/$app" $args "$@") >"$TRASH/$out" 2>"$TRASH/$out.err"
+}
+native() {
+  app=$1 dir=$2 out=$3
+  shift 3
+  mkdir -p "$TRASH/$dir" && (cd "$TRASH/$dir" && mpirun 2 "$ex/$app" $args "$@") >"$TRASH/$out" 2>"$TRASH/$out.err"
+}
+result_of() { sed -n 's/^result: \([0-9a-f]\{16\}\)$/\1/p' "$TRASH/$1"; }
+same_result() {
+  test -n "$(result_of "$1")" && test "$(result_of "$1")" = "$(result_of "$2")" ||
+    { echo "results differ:"; cat "$TRASH/$1" "$TRASH/$1.err" "$TRASH/$2"; return 1; }
+}
+fresh() { rm -rf "$TRASH/$1" "$SCR_CACHE_BASE" "$SCR_CNTL_BASE" && mkdir -p "$TRASH/$1"; }
+
+test_expect_success 'reference results of uninterrupted native runs' '
+  native posix_fpp ref.posix ref.posix.out && native stdio_latest ref.stdio ref.stdio.out &&
+  test -n "$(result_of ref.posix.out)"
+'
+
+test_expect_success 'checkpoint files go to the cache, not the prefix directory' "
+  fresh posix &&
+  echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/posix/.scrconf &&
+  ! SCR_FLUSH=0 run posix_fpp posix die.out --die-at 5 &&
+  expect_grep '^checkpoint 4 written' die.out &&
+  ! test -e $TRASH/posix/data/step4_rank0.chk &&
+  test -n \"\$(find $SCR_CACHE_BASE -name step4_rank1.chk -size +0)\"
+"
+
+test_expect_success 'a new run resumes from the cached checkpoint with the native result' "
+  SCR_FLUSH=0 run posix_fpp posix resume.out &&
+  expect_grep '^resumed from step 4\$' resume.out && same_result resume.out ref.posix.out &&
+  expect_grep 'sees checkpoint .data/step4_rank{rank}.chk. at its original paths' resume.out.err
+"
+
+test_expect_success 'rank 0 prints one summary line at MPI_Finalize' "
+  test \$(grep -c 'preload summary: 2 datasets' $TRASH/resume.out.err) = 1
+"
+
+test_expect_success 'with SCR_FLUSH=1 every checkpoint also reaches the prefix directory' "
+  fresh flushed &&
+  echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/flushed/.scrconf &&
+  SCR_FLUSH=1 run posix_fpp flushed flushed.out &&
+  for s in 2 4 6 8; do cmp $TRASH/flushed/data/step\${s}_rank1.chk $TRASH/ref.posix/data/step\${s}_rank1.chk || exit 1; done
+"
+
+test_expect_success 'a lost cache is fetched back from the prefix directory' "
+  rm -rf $TRASH/flushed/data/step8_* $TRASH/flushed/data/step6_* $SCR_CACHE_BASE $SCR_CNTL_BASE &&
+  SCR_FLUSH=1 run posix_fpp flushed fetched.out &&
+  expect_grep '^resumed from step 4\$' fetched.out && same_result fetched.out ref.posix.out
+"
+
+rules_stdio='PRELOAD=ckpt.tmp.{rank} TYPE=CHECKPOINT BOUNDARY=BARRIER
+PRELOAD=ckpt.{step}.{rank} TYPE=CHECKPOINT BOUNDARY=BARRIER
+PRELOAD=ckpt.latest* TYPE=CHECKPOINT'
+
+test_expect_success 'temp-then-rename files and a pointer: resumes where the pointer says' "
+  fresh stdio && echo \"\$rules_stdio\" >$TRASH/stdio/.scrconf &&
+  ! SCR_FLUSH=0 SCR_CACHE_SIZE=3 run stdio_latest stdio die.out --die-at 7 &&
+  ! test -e $TRASH/stdio/ckpt.latest && ! test -e $TRASH/stdio/ckpt.6.0 &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=3 run stdio_latest stdio resume.out &&
+  expect_grep '^resumed from step 6\$' resume.out && same_result resume.out ref.stdio.out
+"
+
+test_expect_success 'the pointer is read as it was when the restored checkpoint was written' "
+  fresh stdio && echo \"\$rules_stdio\" >$TRASH/stdio/.scrconf &&
+  ! SCR_FLUSH=0 SCR_CACHE_SIZE=3 run stdio_latest stdio die.out --die-at 7 &&
+  newest=\$(dirname \$(find $SCR_CACHE_BASE -name ckpt.6.1)) && rm \$newest/ckpt.6.1 &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=3 run stdio_latest stdio resume.out &&
+  expect_grep '^resumed from step 4\$' resume.out && same_result resume.out ref.stdio.out
+"
+
+test_expect_success 'a directory listing shows the cached checkpoint files' "
+  fresh dirscan && echo 'PRELOAD=chk/state-{step}-{rank}.dat TYPE=CHECKPOINT' >$TRASH/dirscan/.scrconf &&
+  ! SCR_FLUSH=0 run dirscan dirscan die.out --die-at 5 &&
+  ! test -e $TRASH/dirscan/chk/state-4-0.dat &&
+  SCR_FLUSH=0 run dirscan dirscan resume.out &&
+  expect_grep '^resumed from step 4\$' resume.out && same_result resume.out ref.posix.out
+"
+
+test_expect_success 'a wrong rule is reported once with file, line and key; the job runs unprotected' "
+  fresh wrong && printf 'SCR_FLUSH=0\nPRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT BOUNDARY=SOMETIMES\n' >$TRASH/wrong/.scrconf &&
+  run posix_fpp wrong wrong.out &&
+  same_result wrong.out ref.posix.out &&
+  test \$(grep -c '.scrconf:2.*BOUNDARY' $TRASH/wrong.out.err) = 1 &&
+  test -e $TRASH/wrong/data/step8_rank1.chk && ! test -e $SCR_CACHE_BASE
+"
+
+test_expect_success 'without rules the job runs as natively and creates no cache' "
+  fresh none && run posix_fpp none none.out &&
+  same_result none.out ref.posix.out && ! test -s $TRASH/none.out.err && ! test -e $SCR_CACHE_BASE &&
+  cmp $TRASH/none/data/step8_rank0.chk $TRASH/ref.posix/data/step8_rank0.chk
+"
+
+test_expect_success 'a dry run under MPI reports the matching opens and routes nothing' "
+  fresh dry && echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/dry/.scrconf &&
+  SCR_PRELOAD_DRYRUN=1 run posix_fpp dry dry.out && same_result dry.out ref.posix.out &&
+  expect_grep 'step8_rank1.chk' dry.out.err && test -e $TRASH/dry/data/step8_rank1.chk && ! test -e $SCR_CACHE_BASE
+"
+
+test_done
