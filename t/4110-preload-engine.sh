@@ -116,4 +116,18 @@ test_expect_success 'a dry run under MPI reports the matching opens and routes n
   expect_grep 'step8_rank1.chk' dry.out.err && test -e $TRASH/dry/data/step8_rank1.chk && ! test -e $SCR_CACHE_BASE
 "
 
+writer="$top_builddir/t/perf/preload-write"
+test_expect_success 'TYPE=OUTPUT files reach the prefix directory at once and leave the cache' "
+  fresh out && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=OUTPUT' >$TRASH/out/.scrconf &&
+  (cd $TRASH/out && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=$preload $writer . 1 3) >out.out 2>out.err &&
+  for c in 1 2 3; do test \$(stat -c %s $TRASH/out/ckpt.\$c/rank_1.dat) = 1048576 || exit 1; done &&
+  test -z \"\$(find $SCR_CACHE_BASE -name 'rank_*.dat')\"
+"
+
+test_expect_success 'BOUNDARY=FINALIZE: each new step completes the one before, MPI_Finalize the last' "
+  fresh fin && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT BOUNDARY=FINALIZE' >$TRASH/fin/.scrconf &&
+  (cd $TRASH/fin && SCR_FLUSH=0 SCR_DEBUG=1 mpirun 2 env LD_PRELOAD=$preload $writer . 1 3) >fin.out 2>fin.err &&
+  test \$(grep -c 'completed dataset' fin.err) = 3 && expect_grep 'preload summary: 3 datasets' fin.err
+"
+
 test_done

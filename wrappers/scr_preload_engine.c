@@ -40,8 +40,8 @@ static struct {
   long long done_step;     /* {step} of the last completed dataset, -1 if none */
   int done_id;             /* id of the newest dataset completed in this run, -1 */
   int barrier_rules;       /* some rule completes at MPI_Barrier */
-  double seconds;          /* time spent completing datasets */
-} engine = { 0, -1, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0.0 };
+  const scr_preload_rule* rule;  /* the rule that began the dataset */
+} engine = { 0, -1, 0, 0, 0, 0, 0, 0, -1, -1, 0, NULL };
 
 /* a routed open, kept by the preload with the descriptor (the hooks' *file) */
 struct engine_file {
@@ -106,6 +106,7 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
   engine.boundary = rule ? rule->boundary : SCR_PRELOAD_BOUNDARY_CLOSE;
   engine.expected = rule && rule->files > 0 ? rule->files : 1;
   engine.opened = engine.closed = 0;
+  engine.rule = rule;
   scr_dbg(1, "preload: dataset %d (%s) begins", scr.dataset_id, name ? name : "name not known yet");
 }
 
@@ -114,28 +115,30 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
  * the lowest rank that knows the dataset's {step}. */
 static void engine_complete(void)
 {
-  double start = scr_log_seconds();
   if (!engine.active) {
     engine_begin(NULL, NULL, -1);
     engine.named = 0;
   }
-  int proposal = engine.named ? scr.rank : INT_MAX, root = INT_MAX;
-  MPI_Allreduce(&proposal, &root, 1, MPI_INT, MPI_MIN, scr.comm_world);
+  /* who names the dataset, and whether a rank never reached its FILES= */
+  int short_of_files = engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.opened > 0 &&
+                       engine.closed < engine.expected;
+  int mine[2] = { engine.named ? scr.rank : INT_MAX, -short_of_files }, all[2];
+  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, scr.comm_world);
+  int root = all[0] == INT_MAX ? 0 : all[0];
+  /* a local begin always leaves the rank in output (scr_output_begin), so
+   * every rank runs the same collectives below */
   int id = scr.output_id;
-  int valid = !engine.broken && scr.in_output;
-  if (scr.in_output) {
-    scr_output_agree(root == INT_MAX ? 0 : root);
-    if (SCR_Complete_output(valid) == SCR_SUCCESS) engine.done_id = id;
-  } else {
-    /* this rank could not even begin: let the others discard the dataset */
-    int all_valid = 0;
-    MPI_Allreduce(MPI_IN_PLACE, &all_valid, 1, MPI_INT, MPI_LAND, scr.comm_world);
-  }
+  scr_output_agree(root);
+  if (all[1] < 0 && scr.rank == 0)
+    scr_warn("dataset %d (%s) completed late: a rank closed fewer files than PRELOAD=%s (%s) expects "
+             "(FILES=%lld); set FILES= to the number every rank writes, or BOUNDARY=", id, scr.output_name,
+             engine.rule ? engine.rule->pattern : "?",
+             engine.rule && engine.rule->origin ? engine.rule->origin : "configuration", engine.expected);
+  if (SCR_Complete_output(!engine.broken) == SCR_SUCCESS) engine.done_id = id;
   engine.done_step = engine.step;
   engine.active = 0;
   engine.broken = 0;
   engine.step = -1;
-  engine.seconds += scr_log_seconds() - start;
 }
 
 /* Collective where every rank may or may not have something pending (a

@@ -133,8 +133,8 @@ int scr_output_begin(const char* name, int flags, int collective)
   }
 
   double start = scr_log_seconds();
-  if ((collective ? scr_cache_make_room(-1) : scr_cache_make_room_local(-1)) != SCR_SUCCESS)
-    return SCR_FAILURE;
+  int room = collective ? scr_cache_make_room(-1) : scr_cache_make_room_local(-1);
+  if (room != SCR_SUCCESS && collective) return SCR_FAILURE;
 
   scr.dataset_id = id;
   if (flags & SCR_FLAG_CHECKPOINT) scr.checkpoint_id = ckpt;
@@ -153,7 +153,7 @@ int scr_output_begin(const char* name, int flags, int collective)
     scr_kvtree_set_kv_int(desc, "CREATED", created);
     ok = scr_mpi_all_true(scr_cache_save_filemap() == SCR_SUCCESS, scr.comm_world);
   } else {
-    ok = scr_cache_save_filemap() == SCR_SUCCESS;
+    ok = scr_cache_save_filemap() == SCR_SUCCESS && room == SCR_SUCCESS;
   }
   if (!ok && collective) {
     scr_cache_delete_dataset(id);
