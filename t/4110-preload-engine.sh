@@ -116,6 +116,14 @@ test_expect_success 'a dry run under MPI reports the matching opens and routes n
   expect_grep 'step8_rank1.chk' dry.out.err && test -e $TRASH/dry/data/step8_rank1.chk && ! test -e $SCR_CACHE_BASE
 "
 
+test_expect_success 'files of an absolute rule outside the prefix directory are written in place, with a warning' "
+  fresh outside && mkdir -p $TRASH/prefix-elsewhere &&
+  echo 'PRELOAD=$TRASH/outside/data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/prefix-elsewhere/.scrconf &&
+  SCR_PREFIX=$TRASH/prefix-elsewhere run posix_fpp outside outside.out && same_result outside.out ref.posix.out &&
+  cmp $TRASH/outside/data/step8_rank1.chk $TRASH/ref.posix/data/step8_rank1.chk &&
+  expect_grep 'lies outside the prefix directory' outside.out.err
+"
+
 writer="$top_builddir/t/perf/preload-write"
 test_expect_success 'TYPE=OUTPUT files reach the prefix directory at once and leave the cache' "
   fresh out && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=OUTPUT' >$TRASH/out/.scrconf &&

@@ -278,9 +278,11 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     char* relpath = scr_path_relative_to(scr.prefix, t->path);
     char cache[SCR_MAX_FILENAME];
     int attached = 0;
+    static int warned_outside = 0;
     if (!relpath || strcmp(relpath, ".") == 0) {
-      scr_warn("%s matches PRELOAD=%s but lies outside the prefix directory %s: written there unprotected",
-               t->path, rule->pattern, scr.prefix);
+      if (!warned_outside++)
+        scr_warn("%s matches PRELOAD=%s but lies outside the prefix directory %s: written there unprotected "
+                 "(said once)", t->path, rule->pattern, scr.prefix);
     } else if (engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS) {
       int id = attached ? engine.done_id : scr.output_id;
       fd = engine_open_cache(cache, flags, mode, handled);
@@ -461,7 +463,8 @@ static int engine_truncate(const scr_preload_target* t, off64_t length, int* han
 static int engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
 {
   (void) mode;
-  if (!scr.initialized || !t->directory) return -1;
+  /* outside the prefix directory nothing is routed, so nothing is virtual */
+  if (!scr.initialized || !t->directory || !scr_path_is_within(t->path, scr.prefix)) return -1;
   pthread_mutex_lock(&scr_engine_lock);
   struct stat st;
   *handled = SCR_PRELOAD_HANDLED;
@@ -513,17 +516,19 @@ static void engine_finalize(void)
 {
   pthread_mutex_lock(&scr_engine_lock);
   engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_FINALIZE);
-  /* one line from rank 0: this run's datasets, all ranks' bytes */
+  scr_preload_hooks_virtual_directories(0);
+  scr_preload_state_install(NULL);
+  /* SCR_Finalize may still flush the newest checkpoint: the summary comes
+   * after it, over the MPI library's world, which is still there */
+  int rank = scr.rank;
+  SCR_Finalize();
   unsigned long long bytes = scr.stat_bytes, total = 0;
-  MPI_Reduce(&bytes, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, scr.comm_world);
+  PMPI_Reduce(&bytes, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   double mib = (double) total / (1024.0 * 1024.0), seconds = scr.stat_output_seconds;
-  if (scr.rank == 0)
+  if (rank == 0)
     scr_info("preload summary: %d datasets, %.1f MiB, %.3f s in checkpoints (redundancy %.3f s, flush %.3f s), "
              "%.1f MiB/s", scr.stat_datasets, mib, seconds, scr.stat_redundancy_seconds, scr.stat_flush_seconds,
              seconds > 0 ? mib / seconds : 0.0);
-  scr_preload_hooks_virtual_directories(0);
-  scr_preload_state_install(NULL);
-  SCR_Finalize();
   pthread_mutex_unlock(&scr_engine_lock);
 }
 

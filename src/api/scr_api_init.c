@@ -110,8 +110,12 @@ int SCR_Finalize(void)
     }
     /* the newest checkpoint must survive the allocation when flushing is on */
     int latest = scr_api_latest_checkpoint();
-    if (latest >= 0 && scr.flush > 0 && !scr_flush_is_flushed(latest))
+    if (latest >= 0 && scr.flush > 0 && !scr_flush_is_flushed(latest)) {
+      double flush_start = scr_log_seconds();
       if (scr_flush_dataset(latest) != SCR_SUCCESS) rc = SCR_FAILURE;
+      scr.stat_flush_seconds += scr_log_seconds() - flush_start;
+      scr.stat_output_seconds += scr_log_seconds() - flush_start;
+    }
     scr_event_log("FINALIZE", "datasets=%d checkpoints=%d", scr.dataset_id, scr.checkpoint_id);
     scr_cache_stop_reaper();
     scr_reddesc_finalize();
