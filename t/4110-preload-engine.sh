@@ -77,7 +77,8 @@ test_expect_success 'temp-then-rename files and a pointer: resumes where the poi
   ! SCR_FLUSH=0 SCR_CACHE_SIZE=3 run stdio_latest stdio die.out --die-at 7 &&
   ! test -e $TRASH/stdio/ckpt.latest && ! test -e $TRASH/stdio/ckpt.6.0 &&
   SCR_FLUSH=0 SCR_CACHE_SIZE=3 run stdio_latest stdio resume.out &&
-  expect_grep '^resumed from step 6\$' resume.out && same_result resume.out ref.stdio.out
+  expect_grep '^resumed from step 6\$' resume.out && same_result resume.out ref.stdio.out &&
+  test \$(ls $TRASH/stdio/.scr | grep -c '^attached[.]') -le 3
 "
 
 test_expect_success 'the pointer is read as it was when the restored checkpoint was written' "

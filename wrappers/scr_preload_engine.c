@@ -213,7 +213,7 @@ static void engine_attach_done(const struct engine_file* f)
   scr_kvtree_set_kv_uint64(meta, "SIZE", size);
   scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
   scr_cache_save_filemap();
-  char* store = scr_view_attached_store(f->dataset, f->relpath);
+  char* store = scr_cache_attached_store(f->dataset, f->relpath);
   if (!store || scr_io_copy_file(f->cache, store, 0700, NULL, NULL) != SCR_SUCCESS)
     scr_err("cannot keep a copy of %s in %s: a restart on another node will not see it", f->orig,
             store ? store : "the prefix directory");
@@ -362,7 +362,7 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
     if (!entry) continue;
     scr_kvtree* moved = scr_kvtree_copy(entry);
     const char* old_relpath = scr_kvtree_get_val(entry, "RELPATH");
-    char* old_store = list && old_relpath ? scr_view_attached_store(dataset, old_relpath) : NULL;
+    char* old_store = list && old_relpath ? scr_cache_attached_store(dataset, old_relpath) : NULL;
     if (old_store) unlink(old_store);
     free(old_store);
     /* the copy under the old name on the prefix directory goes, as with a real rename */

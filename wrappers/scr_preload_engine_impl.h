@@ -21,10 +21,6 @@ const scr_preload_rule* scr_engine_rule(const scr_preload_target* target);
  * dataset id. NULL when nothing is shown there (malloc'd otherwise). */
 char* scr_view_find(const char* orig, int* dataset);
 
-/* "<prefix>/.scr/attached.<id>/<relpath>": where a file attached to a complete
- * dataset is kept on the prefix directory, for every rank and every restart */
-char* scr_view_attached_store(int id, const char* relpath);
-
 /* remember a rule directory made by mkdir (shown by stat and listings) */
 void scr_view_add_directory(const char* path);
 /* 1 when path is such a directory or holds a file shown by the view */

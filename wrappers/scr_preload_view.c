@@ -67,13 +67,6 @@ static int view_match(const char* orig, const char* cache, int id, void* arg)
   return 1;
 }
 
-char* scr_view_attached_store(int id, const char* relpath)
-{
-  char* path = NULL;
-  if (asprintf(&path, "%s/attached.%d/%s", scr.prefix_scr, id, relpath) < 0) return NULL;
-  return path;
-}
-
 /* the newest shown dataset with a prefix-directory copy of an attached file
  * (written by another rank, or on a node that was lost) */
 static char* view_find_attached_store(const char* orig, int* dataset)
@@ -84,7 +77,7 @@ static char* view_find_attached_store(const char* orig, int* dataset)
   for (int below = -1, id; !found && (id = scr_filemap_previous_dataset(scr.filemap, below)) >= 0; below = id) {
     scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
     if (!scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
-    char* store = scr_view_attached_store(id, relpath);
+    char* store = scr_cache_attached_store(id, relpath);
     if (store && access(store, F_OK) == 0) {
       found = store;
       *dataset = id;

@@ -249,6 +249,31 @@ static void scr_cache_prune_dirs(const char* path, const char* dataset_dir)
   free(dir);
 }
 
+char* scr_cache_attached_store(int id, const char* relpath)
+{
+  char* path = NULL;
+  if (asprintf(&path, "%s/attached.%d/%s", scr.prefix_scr, id, relpath) < 0) return NULL;
+  return path;
+}
+
+/* the prefix-directory copies of this rank's attached files: kept while the
+ * dataset may still be restored from there (it was flushed) */
+static void scr_cache_delete_attached_store(int id, scr_kvtree* dset, scr_kvtree* mine)
+{
+  long long flushed = 0;
+  scr_kvtree_get_int(dset, "FLUSHED", &flushed);
+  if (flushed) return;
+  char* top = NULL;
+  if (asprintf(&top, "%s/attached.%d", scr.prefix_scr, id) < 0) return;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(mine, "ATTACHED")); e; e = scr_kvtree_next(e)) {
+    const char* relpath = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "RELPATH");
+    char* store = relpath ? scr_cache_attached_store(id, relpath) : NULL;
+    if (store && unlink(store) == 0) scr_cache_prune_dirs(store, top);
+    free(store);
+  }
+  free(top);
+}
+
 int scr_cache_delete_dataset(int id)
 {
   /* Ranks of a node share the dataset directory and may delete at different
@@ -280,6 +305,7 @@ int scr_cache_delete_dataset(int id)
     scr_cache_prune_dirs(held, dir);
   }
   if (dir) rmdir(dir); /* a rank with no files of its own */
+  scr_cache_delete_attached_store(id, dset, mine);
   if (trash) {
     if (scr_reaper_running) {
       pthread_mutex_lock(&scr_reaper_lock);

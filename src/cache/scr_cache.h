@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* "<prefix>/.scr/attached.<id>/<relpath>", malloc'd: where a file attached to a
+ * complete dataset (by the preload layer) is also kept, for every rank and
+ * every later run; removed with the dataset unless the dataset was flushed */
+char* scr_cache_attached_store(int id, const char* relpath);
 /* "<cache_dir>/scr.dataset.<id>", malloc'd */
 char* scr_cache_dataset_dir(int id);
 
