@@ -40,8 +40,9 @@ static struct {
   long long done_step;     /* {step} of the last completed dataset, -1 if none */
   int done_id;             /* id of the newest dataset completed in this run, -1 */
   int barrier_rules;       /* some rule completes at MPI_Barrier */
-  const scr_preload_rule* rule;  /* the rule that began the dataset */
-} engine = { 0, -1, 0, 0, 0, 0, 0, 0, -1, -1, 0, NULL };
+  const scr_preload_rule* rule;       /* the rule that began the dataset */
+  const scr_preload_rule* done_rule;  /* the one that began the last completed dataset */
+} engine = { 0, -1, 0, 0, 0, 0, 0, 0, -1, -1, 0, NULL, NULL };
 
 /* a routed open, kept by the preload with the descriptor (the hooks' *file) */
 struct engine_file {
@@ -136,6 +137,7 @@ static void engine_complete(void)
              engine.rule && engine.rule->origin ? engine.rule->origin : "configuration", engine.expected);
   if (SCR_Complete_output(!engine.broken) == SCR_SUCCESS) engine.done_id = id;
   engine.done_step = engine.step;
+  engine.done_rule = engine.rule;
   engine.active = 0;
   engine.broken = 0;
   engine.step = -1;
@@ -230,7 +232,7 @@ static int engine_route_new(const scr_preload_target* t, const scr_preload_rule*
   *attached = 0;
   if (rule->has_step) {
     if (engine.active && engine.step >= 0 && engine.step != t->match.step) engine_complete();
-    if (!engine.active && t->match.step == engine.done_step) {
+    if (!engine.active && t->match.step == engine.done_step && rule == engine.done_rule) {
       scr_err("%s is one more file of step %lld than PRELOAD=%s expects (FILES=%lld): it is written "
               "to the prefix directory unprotected; set FILES= (%s)", t->path, t->match.step, rule->pattern,
               rule->files > 0 ? rule->files : 1, rule->origin ? rule->origin : "configuration");
@@ -254,8 +256,10 @@ static int engine_route_new(const scr_preload_target* t, const scr_preload_rule*
   } else if (!engine.active) {
     engine_begin(NULL, rule, -1);
   }
-  /* a later rule of the same dataset can only move its completion later */
+  /* a later rule of the same dataset can only move its completion later,
+   * and a checkpoint file makes an output dataset a checkpoint too */
   if (rule->boundary > engine.boundary) engine.boundary = rule->boundary;
+  scr_output_add_flags(rule->type == SCR_PRELOAD_TYPE_OUTPUT ? SCR_FLAG_OUTPUT : SCR_FLAG_CHECKPOINT);
   if (!scr.in_output) return SCR_FAILURE;
   return scr_cache_route_file(scr.output_id, t->path, relpath, cache, length);
 }

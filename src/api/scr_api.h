@@ -16,6 +16,10 @@ int scr_api_check_ready(const char* function);
  * time and name before completing (scr_output_agree) */
 int scr_output_begin(const char* name, int flags, int collective);
 
+/* add SCR_FLAG_CHECKPOINT / SCR_FLAG_OUTPUT to the dataset in progress on
+ * this rank (a file of another kind joined it); local */
+int scr_output_add_flags(int flags);
+
 /* collective, before SCR_Complete_output of a dataset begun locally: every
  * rank takes the name, flags and creation time of `root` (ranks that wrote
  * nothing may have begun it under a provisional name) */

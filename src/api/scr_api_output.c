@@ -170,6 +170,23 @@ int scr_output_begin(const char* name, int flags, int collective)
   return ok ? SCR_SUCCESS : SCR_FAILURE;
 }
 
+int scr_output_add_flags(int flags)
+{
+  int merged = scr.output_flags | flags;
+  if (!scr.in_output || merged == scr.output_flags) return SCR_SUCCESS;
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, scr.output_id);
+  long long created = 0;
+  scr_kvtree_get_int(scr_kvtree_get(dset, "DSETDESC"), "CREATED", &created);
+  if ((merged & SCR_FLAG_CHECKPOINT) && !(scr.output_flags & SCR_FLAG_CHECKPOINT)) scr.checkpoint_id++;
+  scr_kvtree* desc = scr_dataset_new(scr.output_id, scr.output_name, merged,
+                                     (merged & SCR_FLAG_CHECKPOINT) ? scr.checkpoint_id : 0, scr.user,
+                                     scr.job_name, scr.job_id);
+  scr_kvtree_set_kv_int(desc, "CREATED", created);
+  scr_kvtree_set(dset, "DSETDESC", desc);
+  scr.output_flags = merged;
+  return scr_cache_save_filemap();
+}
+
 int scr_output_agree(int root)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, scr.output_id);
