@@ -36,24 +36,12 @@ same_result() {
     { echo "result of $1 '$r' differs from $2:"; cat "$TRASH/$1" "$TRASH/$2"; return 1; }
 }
 
-# the file rank R of APP writes for step S, relative to the run directory
-file_of() {
-  case "$1" in
-    cxx_ofstream) echo "ckpt_$2/rank_$3.bin" ;;
-    posix_fpp) echo "data/step$2_rank$3.chk" ;;
-    stdio_latest) echo "ckpt.$2.$3" ;;
-    dirscan) echo "chk/state-$2-$3.dat" ;;
-    fortran_unformatted) printf 'restart_%04d_%06d.dat\n' "$3" "$2" ;;
-    hdf5_perrank) echo "h5ckpt/step_$2_rank_$3.h5" ;;
-  esac
-}
-
 for app in $apps; do
   test_expect_success "$app: an uninterrupted run starts from step 0 and prints a result" "
     run_app $app $app.ref $app.ref.out &&
     expect_grep '^starting from step 0\$' $app.ref.out && expect_grep '^checkpoint 12 written\$' $app.ref.out &&
     test -n \"\$(result_of $app.ref.out)\" &&
-    for r in 0 1 2 3; do test -s $app.ref/\$(file_of $app 12 \$r) || exit 1; done
+    for r in 0 1 2 3; do test -s $app.ref/\$(example_file_of $app 12 \$r) || exit 1; done
   "
 
   test_expect_success "$app: killed right after checkpoint 6, it resumes from step 6" "
@@ -85,7 +73,7 @@ test_expect_success 'all six programs compute the same result' "
 # a missing or short file: the probing programs agree on an older checkpoint
 for app in cxx_ofstream posix_fpp dirscan fortran_unformatted hdf5_perrank; do
   test_expect_success "$app: rank 2 lost its step 12 file and rank 1's step 9 file is short: resumes from 6" "
-    rm $app.ref/\$(file_of $app 12 2) && truncate -s 100 $app.ref/\$(file_of $app 9 1) &&
+    rm $app.ref/\$(example_file_of $app 12 2) && truncate -s 100 $app.ref/\$(example_file_of $app 9 1) &&
     run_app $app $app.ref $app.fallback.out &&
     expect_grep '^resumed from step 6\$' $app.fallback.out && same_result $app.fallback.out $app.ref.out
   "

@@ -45,18 +45,6 @@ rules_of() {
   esac
 }
 
-# the file rank R of APP writes for step S, relative to the prefix directory
-file_of() {
-  case "$1" in
-    cxx_ofstream) echo "ckpt_$2/rank_$3.bin" ;;
-    posix_fpp) echo "data/step$2_rank$3.chk" ;;
-    stdio_latest) echo "ckpt.$2.$3" ;;
-    dirscan) echo "chk/state-$2-$3.dat" ;;
-    fortran_unformatted) printf 'restart_%04d_%06d.dat\n' "$3" "$2" ;;
-    hdf5_perrank) echo "h5ckpt/step_$2_rank_$3.h5" ;;
-  esac
-}
-
 # a find -name pattern for any checkpoint file of APP (stdio_latest: also its
 # temporaries and the pointer)
 glob_of() {
@@ -159,7 +147,7 @@ not_in_prefix() {
 # own node (ranks 2K and 2K+1 run on nodeK), and not at its path in the prefix
 in_cache() {
   for r in $ranks; do
-    f=$(file_of "$1" "$2" $r) && n=node$((r / 2)) &&
+    f=$(example_file_of "$1" "$2" $r) && n=node$((r / 2)) &&
       test ! -e "$PREFIX/$f" || { echo "$PREFIX/$f exists"; return 1; }
     cluster exec $n -- find /scr-local -type f -name "$(basename "$f")" | grep -q . ||
       { echo "$f of rank $r is not under /scr-local on $n:"; cluster exec $n -- find /scr-local -type f; return 1; }
@@ -169,7 +157,7 @@ in_cache() {
 # in_prefix APP STEP: every rank's file of STEP is at its path in the prefix directory
 in_prefix() {
   for r in $ranks; do
-    f=$(file_of "$1" "$2" $r) && test -s "$PREFIX/$f" || { echo "$PREFIX/$f missing or empty"; ls -laR "$PREFIX"; return 1; }
+    f=$(example_file_of "$1" "$2" $r) && test -s "$PREFIX/$f" || { echo "$PREFIX/$f missing or empty"; ls -laR "$PREFIX"; return 1; }
   done
 }
 

@@ -65,6 +65,20 @@ expect_grep() {
   grep -q -e "$pattern" "$file" || { echo "expected '$pattern' in $file:"; cat "$file"; return 1; }
 }
 
+# ---- the unmodified example programs (examples/preload)
+# example_file_of APP S R: the file rank R of APP writes for step S,
+# relative to the directory it runs in
+example_file_of() {
+  case "$1" in
+    cxx_ofstream) echo "ckpt_$2/rank_$3.bin" ;;
+    posix_fpp) echo "data/step$2_rank$3.chk" ;;
+    stdio_latest) echo "ckpt.$2.$3" ;;
+    dirscan) echo "chk/state-$2-$3.dat" ;;
+    fortran_unformatted) printf 'restart_%04d_%06d.dat\n' "$3" "$2" ;;
+    hdf5_perrank) echo "h5ckpt/step_$2_rank_$3.h5" ;;
+  esac
+}
+
 # ---- SCR API programs
 APP="$top_builddir/t/helpers/scr-test-app"
 PREFIX="$TRASH/prefix"
