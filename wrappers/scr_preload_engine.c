@@ -116,6 +116,7 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
  * the lowest rank that knows the dataset's {step}. */
 static void engine_complete(void)
 {
+  double start = scr_log_seconds();
   if (!engine.active) {
     engine_begin(NULL, NULL, -1);
     engine.named = 0;
@@ -136,6 +137,7 @@ static void engine_complete(void)
              engine.rule ? engine.rule->pattern : "?",
              engine.rule && engine.rule->origin ? engine.rule->origin : "configuration", engine.expected);
   if (SCR_Complete_output(!engine.broken) == SCR_SUCCESS) engine.done_id = id;
+  scr_dbg(2, "preload: completing dataset %d took %.6f s", id, scr_log_seconds() - start);
   engine.done_step = engine.step;
   engine.done_rule = engine.rule;
   engine.active = 0;
@@ -293,7 +295,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
       if (fd >= 0) {
         *file = engine_file_new(id, attached, t->path, relpath, cache);
         if (!attached) engine.opened++;
-        scr_dbg(1, "preload: %s -> %s (dataset %d%s)", t->path, cache, id, attached ? ", attached" : "");
+        scr_dbg(2, "preload: %s -> %s (dataset %d%s)", t->path, cache, id, attached ? ", attached" : "");
       } else if (!attached) {
         int saved_errno = errno;
         scr_err("cannot create %s in cache for %s: %s", cache, t->path, strerror(errno));
