@@ -398,20 +398,24 @@ static int engine_rename(const scr_preload_target* from, const scr_preload_targe
   char* cached = from->path ? scr_view_find(from->path, &dataset) : NULL;
   char* relpath = scr_path_relative_to(scr.prefix, to->path);
   const scr_preload_rule* rule = scr_engine_rule(to);
-  if (cached && rule && relpath) {
+  /* a shown file may be in this rank's cache, or the prefix-directory copy
+   * of a file attached by another rank or run (then it is copied, not moved) */
+  int in_cache = cached && scr_path_is_within(cached, scr.cache_dir);
+  const char* source = cached ? cached : from->path;
+  if (in_cache && rule && relpath) {
     /* write-temp-then-rename inside the cache */
     *handled = SCR_PRELOAD_HANDLED;
     rc = engine_rename_cached(cached, dataset, to, relpath) == SCR_SUCCESS ? 0 : -1;
     if (rc != 0) errno = EIO;
-  } else if (!cached && rule && relpath && from->path && access(from->path, F_OK) == 0) {
+  } else if (rule && relpath && source && access(source, F_OK) == 0) {
     /* a file written on the prefix directory becomes a checkpoint file: copy
      * it into the cache under its new name, then remove the original */
     char cache[SCR_MAX_FILENAME];
     int attached = 0;
     *handled = SCR_PRELOAD_HANDLED;
     if (engine_route_new(to, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS &&
-        scr_io_copy_file(from->path, cache, 0700, NULL, NULL) == SCR_SUCCESS) {
-      rc = unlink(from->path);
+        scr_io_copy_file(source, cache, 0700, NULL, NULL) == SCR_SUCCESS) {
+      rc = unlink(source);
       struct engine_file f = { attached ? engine.done_id : scr.output_id, attached, (char*) to->path,
                                relpath, cache };
       if (attached) engine_attach_done(&f);
