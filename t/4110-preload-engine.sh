@@ -139,4 +139,14 @@ test_expect_success 'BOUNDARY=FINALIZE: each new step completes the one before, 
   test \$(grep -c 'completed dataset' fin.err) = 3 && expect_grep 'preload summary: 3 datasets' fin.err
 "
 
+stepper="$top_builddir/t/helpers/step-writer"
+test_expect_success 'an output file and a checkpoint file of the same step are two datasets' "
+  fresh mixed && printf 'PRELOAD=out/field_{step}.{rank} TYPE=OUTPUT\nPRELOAD=ckpt.{step}/rank_{rank} TYPE=CHECKPOINT\n' >$TRASH/mixed/.scrconf &&
+  (cd $TRASH/mixed && SCR_FLUSH=0 SCR_DEBUG=1 mpirun 2 env LD_PRELOAD=$preload $stepper 3) >mixed.out 2>mixed.err &&
+  ! grep -q 'SCR ERROR' mixed.err && test \$(grep -c 'completed dataset' mixed.err) = 6 &&
+  test -s $TRASH/mixed/out/field_3.1 && ! test -e $TRASH/mixed/ckpt.3/rank_1 &&
+  (cd $TRASH/mixed && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=$preload $stepper 4) >mixed2.out 2>mixed2.err &&
+  expect_grep '^resumed from step 3' mixed2.out
+"
+
 test_done
