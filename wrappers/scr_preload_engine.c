@@ -535,6 +535,7 @@ static void engine_finalize(void)
   unsigned long long bytes = scr.stat_bytes, total = 0;
   PMPI_Reduce(&bytes, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   double mib = (double) total / (1024.0 * 1024.0), seconds = scr.stat_output_seconds;
+  scr_log_rank = rank; /* SCR_Finalize forgot it; the line still says who speaks */
   if (rank == 0)
     scr_info("preload summary: %d datasets, %.1f MiB, %.3f s in checkpoints (redundancy %.3f s, flush %.3f s), "
              "%.1f MiB/s", scr.stat_datasets, mib, seconds, scr.stat_redundancy_seconds, scr.stat_flush_seconds,
