@@ -12,7 +12,7 @@ all=node0,node1,node2,node3
 
 fresh_start() {
   for n in node0 node1 node2 node3 node4; do
-    cluster kill $n >/dev/null && cluster revive $n >/dev/null || return 1
+    cluster kill $n >/dev/null && cluster revive $n >/dev/null || { echo "cannot renew $n"; return 1; }
   done
   rm -rf "$PREFIX" && mkdir -p "$PREFIX"
 }
