@@ -89,6 +89,13 @@ test_expect_success 'the pointer is read as it was when the restored checkpoint 
   expect_grep '^resumed from step 4\$' resume.out && same_result resume.out ref.stdio.out
 "
 
+test_expect_success 'a program dropping its old checkpoints (unlink) drops them from the cache' "
+  fresh keep && echo \"\$rules_stdio\" >$TRASH/keep/.scrconf &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=4 run stdio_latest keep keep.out --keep 1 &&
+  same_result keep.out ref.stdio.out &&
+  test -n \"\$(find $SCR_CACHE_BASE -name ckpt.8.1)\" && test -z \"\$(find $SCR_CACHE_BASE -name 'ckpt.[246].*')\"
+"
+
 test_expect_success 'a directory listing shows the cached checkpoint files' "
   fresh dirscan && echo 'PRELOAD=chk/state-{step}-{rank}.dat TYPE=CHECKPOINT' >$TRASH/dirscan/.scrconf &&
   ! SCR_FLUSH=0 run dirscan dirscan die.out --die-at 5 &&

@@ -31,8 +31,7 @@ pthread_mutex_t scr_engine_lock = PTHREAD_MUTEX_INITIALIZER;
  * name is agreed at completion. */
 static struct {
   int active;              /* a dataset is in progress on this rank */
-  long long step;          /* its {step}; -1 while not known */
-  int named;               /* the name came from a {step} (not provisional) */
+  long long step;          /* its {step}; -1 while not known (its name is provisional) */
   int boundary;            /* enum scr_preload_rule_boundary */
   long long expected;      /* files to close before a CLOSE completion */
   int opened, closed;      /* routed opens of the dataset, and their last closes */
@@ -42,7 +41,7 @@ static struct {
   int barrier_rules;       /* some rule completes at MPI_Barrier */
   const scr_preload_rule* rule;       /* the rule that began the dataset */
   const scr_preload_rule* done_rule;  /* the one that began the last completed dataset */
-} engine = { 0, -1, 0, 0, 0, 0, 0, 0, -1, -1, 0, NULL, NULL };
+} engine = { .step = -1, .done_step = -1, .done_id = -1 };
 
 /* a routed open, kept by the preload with the descriptor (the hooks' *file) */
 struct engine_file {
@@ -53,7 +52,8 @@ struct engine_file {
   char* cache;             /* the file actually opened */
 };
 
-const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
+/* the rule a target matched, or NULL */
+static const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
 {
   return target->rules ? scr_preload_rules_at(target->rules, target->match.rule) : NULL;
 }
@@ -103,7 +103,6 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
   if (scr_output_begin(name, flags, 0) != SCR_SUCCESS) engine.broken = 1;
   engine.active = 1;
   engine.step = step;
-  engine.named = name != NULL;
   engine.boundary = rule ? rule->boundary : SCR_PRELOAD_BOUNDARY_CLOSE;
   engine.expected = rule && rule->files > 0 ? rule->files : 1;
   engine.opened = engine.closed = 0;
@@ -117,14 +116,11 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
 static void engine_complete(void)
 {
   double start = scr_log_seconds();
-  if (!engine.active) {
-    engine_begin(NULL, NULL, -1);
-    engine.named = 0;
-  }
+  if (!engine.active) engine_begin(NULL, NULL, -1);
   /* who names the dataset, and whether a rank never reached its FILES= */
   int short_of_files = engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.opened > 0 &&
                        engine.closed < engine.expected;
-  int mine[2] = { engine.named ? scr.rank : INT_MAX, -short_of_files }, all[2];
+  int mine[2] = { engine.step >= 0 ? scr.rank : INT_MAX, -short_of_files }, all[2];
   MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, scr.comm_world);
   int root = all[0] == INT_MAX ? 0 : all[0];
   /* a local begin always leaves the rank in output (scr_output_begin), so
@@ -243,11 +239,10 @@ static int engine_route_new(const scr_preload_target* t, const scr_preload_rule*
     char* name = engine_dataset_name(t, relpath);
     if (!engine.active) {
       engine_begin(name, rule, t->match.step);
-    } else if (!engine.named) {
+    } else if (engine.step < 0) {
       /* the dataset began under a name without {step}: now it is known */
       free(scr.output_name);
       scr.output_name = strdup(name);
-      engine.named = 1;
       engine.step = t->match.step;
     }
     free(name);

@@ -10,9 +10,6 @@
 /* one lock for the engine's state and the library's: hooks come from any thread */
 extern pthread_mutex_t scr_engine_lock;
 
-/* the rule a target matched, or NULL */
-const scr_preload_rule* scr_engine_rule(const scr_preload_target* target);
-
 /* ---- the view (scr_preload_view.c), called with scr_engine_lock held */
 
 /* the cached file shown at the absolute path orig: the newest dataset of this
