@@ -14,6 +14,7 @@ done
 unshare --net --uts --mount --pid --fork true 2>/dev/null ||
   skip_all "this kernel or container does not allow namespaces"
 
+cluster_lock
 # a cluster of its own: number 20 (bridge scrbr20, 10.77.20.0/24), state here
 export SCR_CLUSTER_ID=20 SCR_CLUSTER_STATE="$TRASH/cluster"
 export SCR_CACHE_BASE=/scr-local SCR_CNTL_BASE=/scr-local

@@ -29,7 +29,8 @@ unset SCR_PREFIX SCR_CONF_FILE SCR_JOB_ID SCR_JOB_NAME SCR_DEBUG SCR_CACHE_SIZE 
 test_expect_success() {
   test_count=$((test_count + 1))
   local out="$TRASH/.out.$test_count"
-  if (cd "$TRASH" && eval "$2") >"$out" 2>&1; then
+  # fd 3: the test's own output, for helpers whose output the test redirected
+  if (exec 3>&1; cd "$TRASH" && eval "$2") >"$out" 2>&1; then
     echo "ok $test_count - $1"
   else
     test_failed=$((test_failed + 1))
@@ -107,6 +108,13 @@ wipe_cache() {
 }
 
 # ---- the local test cluster (scripts/scr_cluster): fake nodes in namespaces
+# one cluster test script at a time: each runs 8 ranks on a 2-core machine,
+# and two at once made node start-up and jobs miss their time limits; the
+# lock is held until the script exits (fd 9)
+cluster_lock() {
+  exec 9>"${TMPDIR:-/tmp}/scr-cluster-tests.lock" && flock 9
+}
+
 # cluster_up N ID: N fake nodes for this test script, removed again at exit.
 # ID (1..99) gives the script a cluster of its own (bridge, subnet, state), so
 # test scripts running in parallel never share nodes.
@@ -115,6 +123,7 @@ cluster_up() {
     test_skip "local test cluster" "needs root"
     test_done; exit 0
   fi
+  cluster_lock
   SCR_CLUSTER_ID="$2" SCR_CLUSTER_STATE="$TRASH/cluster"
   export SCR_CLUSTER_ID SCR_CLUSTER_STATE
   test_cleanup_hook="scr_cluster down >/dev/null 2>&1 || true; ${test_cleanup_hook:-}"
@@ -130,7 +139,10 @@ cluster() {
 
 # cluster_app NODES PPN APP-ARGS...: the test app on the given nodes (comma list)
 cluster_app() {
-  local nodes="$1" ppn="$2"; shift 2
+  local nodes="$1" ppn="$2" rc=0; shift 2
   (cd "$PREFIX" && SCR_PREFIX="$PREFIX" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" scr_cluster run \
-    --nodes "$nodes" --ppn "$ppn" --timeout "${SCR_TEST_TIMEOUT:-120}" -- "$APP" "$@")
+    --nodes "$nodes" --ppn "$ppn" --timeout "${SCR_TEST_TIMEOUT:-120}" -- "$APP" "$@") || rc=$?
+  # a failed job says so on the test's own output, whatever the caller redirected
+  [ "$rc" = 0 ] || { echo "cluster job on $nodes failed with status $rc: $APP $*" >&3; } 2>/dev/null
+  return "$rc"
 }
