@@ -139,10 +139,15 @@ cluster() {
 
 # cluster_app NODES PPN APP-ARGS...: the test app on the given nodes (comma list)
 cluster_app() {
-  local nodes="$1" ppn="$2" rc=0; shift 2
+  local nodes="$1" ppn="$2" rc=0 err="$TRASH/.cluster-app.err"; shift 2
   (cd "$PREFIX" && SCR_PREFIX="$PREFIX" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" scr_cluster run \
-    --nodes "$nodes" --ppn "$ppn" --timeout "${SCR_TEST_TIMEOUT:-120}" -- "$APP" "$@") || rc=$?
-  # a failed job says so on the test's own output, whatever the caller redirected
-  [ "$rc" = 0 ] || { echo "cluster job on $nodes failed with status $rc: $APP $*" >&3; } 2>/dev/null
+    --nodes "$nodes" --ppn "$ppn" --timeout "${SCR_TEST_TIMEOUT:-120}" -- "$APP" "$@") 2>"$err" || rc=$?
+  cat "$err" >&2
+  # a failed job says so, with the end of its error output, on the test's own
+  # output whatever the caller redirected: a flake under load must be readable
+  if [ "$rc" != 0 ]; then
+    { echo "cluster job on $nodes failed with status $rc: $APP $*"
+      tail -n 25 "$err" | sed 's/^/  | /'; } >&3 2>/dev/null
+  fi
   return "$rc"
 }
