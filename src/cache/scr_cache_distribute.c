@@ -78,7 +78,7 @@ static int scr_distribute_send_file(const char* path, int to)
   for (uint64_t off = 0; announced >= 0 && off < size; off += scr.file_buf_size) {
     size_t n = size - off < scr.file_buf_size ? size - off : scr.file_buf_size;
     if (scr_io_pread_full(fd, buf, n, (off_t) off) != (ssize_t) n) memset(buf, 0, n);
-    MPI_Send(buf, (int) n, MPI_BYTE, to, SCR_DISTRIBUTE_TAG, scr.comm_world);
+    scr_mpi_send(buf, n, to, SCR_DISTRIBUTE_TAG, scr.comm_world);
   }
   free(buf);
   if (fd >= 0) close(fd);
@@ -101,7 +101,7 @@ static int scr_distribute_recv_file(const char* path, int from)
   int ok = fd >= 0;
   for (long long off = 0; off < size; off += (long long) scr.file_buf_size) {
     size_t n = (size_t) (size - off) < scr.file_buf_size ? (size_t) (size - off) : scr.file_buf_size;
-    MPI_Recv(buf, (int) n, MPI_BYTE, from, SCR_DISTRIBUTE_TAG, scr.comm_world, MPI_STATUS_IGNORE);
+    if (scr_mpi_recv(buf, n, from, SCR_DISTRIBUTE_TAG, scr.comm_world) != SCR_SUCCESS) ok = 0;
     if (ok && scr_io_write_full(fd, buf, n) != (ssize_t) n) ok = 0;
   }
   free(buf);
@@ -119,7 +119,7 @@ static void scr_distribute_send(int owner)
   char* buf = malloc(len);
   scr_kvtree_pack(map, buf);
   MPI_Send(&len, 1, MPI_UNSIGNED_LONG_LONG, owner, SCR_DISTRIBUTE_TAG, scr.comm_world);
-  MPI_Send(buf, (int) len, MPI_BYTE, owner, SCR_DISTRIBUTE_TAG, scr.comm_world);
+  scr_mpi_send(buf, len, owner, SCR_DISTRIBUTE_TAG, scr.comm_world);
   free(buf);
   scr_kvtree* files = scr_kvtree_new();
   scr_distribute_list_files(map, files);
@@ -139,9 +139,9 @@ static void scr_distribute_receive(int holder)
   unsigned long long len = 0;
   MPI_Recv(&len, 1, MPI_UNSIGNED_LONG_LONG, holder, SCR_DISTRIBUTE_TAG, scr.comm_world, MPI_STATUS_IGNORE);
   char* buf = malloc(len ? len : 1);
-  MPI_Recv(buf, (int) len, MPI_BYTE, holder, SCR_DISTRIBUTE_TAG, scr.comm_world, MPI_STATUS_IGNORE);
+  int ok = scr_mpi_recv(buf, len, holder, SCR_DISTRIBUTE_TAG, scr.comm_world) == SCR_SUCCESS;
   scr_kvtree* map = scr_kvtree_new();
-  int ok = scr_kvtree_unpack(buf, len, map, NULL) == SCR_SUCCESS;
+  ok = ok && scr_kvtree_unpack(buf, len, map, NULL) == SCR_SUCCESS;
   free(buf);
   scr_kvtree* files = scr_kvtree_new();
   if (ok) scr_distribute_list_files(map, files);

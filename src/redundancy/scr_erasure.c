@@ -8,6 +8,7 @@
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_erasure.h"
+#include "scr_mpi.h"
 
 #define SCR_ERASURE_TAG 7301
 
@@ -122,9 +123,10 @@ int scr_erasure_encode(struct scr_erasure* e, struct scr_stream* data, struct sc
       if (s == n - 1) break;
       int rows = k - first_row;
       unsigned char* recv = (send == in) ? out : in;
-      MPI_Sendrecv(send + (size_t) first_row * len, (int) (rows * len), MPI_BYTE, right,
-                   SCR_ERASURE_TAG, recv + (size_t) first_row * len, (int) (rows * len), MPI_BYTE,
-                   left, SCR_ERASURE_TAG, e->comm, MPI_STATUS_IGNORE);
+      if (scr_mpi_sendrecv(send + (size_t) first_row * len, (size_t) rows * len, right,
+                           recv + (size_t) first_row * len, (size_t) rows * len, left, SCR_ERASURE_TAG,
+                           e->comm) != SCR_SUCCESS)
+        rc = SCR_FAILURE;
       if (recv != in) {
         unsigned char* t = in;
         in = out;
@@ -232,9 +234,8 @@ int scr_erasure_rebuild(struct scr_erasure* e, const int* lost, struct scr_strea
       for (int i = 0; i < chain_len; i++)
         if (chain[i] == e->me) pos = i;
       if (pos < 0) continue;
-      if (pos > 0)
-        MPI_Recv(acc, (int) (rows * len), MPI_BYTE, chain[pos - 1], SCR_ERASURE_TAG, e->comm,
-                 MPI_STATUS_IGNORE);
+      if (pos > 0 && scr_mpi_recv(acc, (size_t) rows * len, chain[pos - 1], SCR_ERASURE_TAG, e->comm) != SCR_SUCCESS)
+        rc = SCR_FAILURE;
       if (pos < d) {
         if (scr_erasure_access(e, t, off, len, data, parity, chunk, 0) != SCR_SUCCESS) ok = 0;
         if (p->xor_only) {
@@ -254,8 +255,9 @@ int scr_erasure_rebuild(struct scr_erasure* e, const int* lost, struct scr_strea
             SCR_SUCCESS)
           ok = 0;
       }
-      if (pos + 1 < chain_len)
-        MPI_Send(acc, (int) (rows * len), MPI_BYTE, chain[pos + 1], SCR_ERASURE_TAG, e->comm);
+      if (pos + 1 < chain_len &&
+          scr_mpi_send(acc, (size_t) rows * len, chain[pos + 1], SCR_ERASURE_TAG, e->comm) != SCR_SUCCESS)
+        rc = SCR_FAILURE;
     }
   }
   if (!ok && rc == SCR_SUCCESS) rc = SCR_ERR_IO;

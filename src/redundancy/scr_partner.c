@@ -76,25 +76,21 @@ static int scr_partner_exchange(struct scr_stream* out, int to, struct scr_strea
                                 MPI_Comm comm)
 {
   uint64_t out_len = out ? out->length : 0, in_len = 0;
-  MPI_Request req;
-  if (in) MPI_Irecv(&in_len, 1, MPI_UINT64_T, from, SCR_PARTNER_TAG, comm, &req);
-  if (out) MPI_Send(&out_len, 1, MPI_UINT64_T, to, SCR_PARTNER_TAG, comm);
-  if (in) MPI_Wait(&req, MPI_STATUS_IGNORE);
+  int sent = scr_mpi_sendrecv(out ? &out_len : NULL, sizeof(out_len), to, in ? &in_len : NULL,
+                              sizeof(in_len), from, SCR_PARTNER_TAG, comm) == SCR_SUCCESS;
   size_t piece = scr.file_buf_size;
   unsigned char* send_buf = malloc(piece);
   unsigned char* recv_buf = malloc(piece);
-  int ok = send_buf && recv_buf && (!in || in_len == in->length);
+  int ok = sent && send_buf && recv_buf && (!in || in_len == in->length);
   uint64_t total = out_len > in_len ? out_len : in_len;
   for (uint64_t off = 0; off < total; off += piece) {
     int send_n = out && off < out_len ? (int) (out_len - off < piece ? out_len - off : piece) : 0;
     int recv_n = in && off < in_len ? (int) (in_len - off < piece ? in_len - off : piece) : 0;
     if (send_n && ok && scr_stream_read(out, off, send_buf, send_n) != SCR_SUCCESS) ok = 0;
-    if (recv_n) MPI_Irecv(recv_buf, recv_n, MPI_BYTE, from, SCR_PARTNER_TAG, comm, &req);
-    if (send_n) MPI_Send(send_buf, send_n, MPI_BYTE, to, SCR_PARTNER_TAG, comm);
-    if (recv_n) {
-      MPI_Wait(&req, MPI_STATUS_IGNORE);
-      if (ok && scr_stream_write(in, off, recv_buf, recv_n) != SCR_SUCCESS) ok = 0;
-    }
+    if (scr_mpi_sendrecv(send_buf, (size_t) send_n, to, recv_buf, (size_t) recv_n, from, SCR_PARTNER_TAG,
+                         comm) != SCR_SUCCESS)
+      ok = 0;
+    if (recv_n && ok && scr_stream_write(in, off, recv_buf, recv_n) != SCR_SUCCESS) ok = 0;
   }
   free(send_buf);
   free(recv_buf);
@@ -138,9 +134,8 @@ int scr_partner_apply(int id, const struct scr_reddesc* d)
   MPI_Sendrecv(&send_len, 1, MPI_UNSIGNED_LONG_LONG, right, SCR_PARTNER_TAG, &in_len, 1,
                MPI_UNSIGNED_LONG_LONG, left, SCR_PARTNER_TAG, d->set_comm, MPI_STATUS_IGNORE);
   char* in = malloc(in_len ? in_len : 1);
-  MPI_Sendrecv(out, (int) out_len, MPI_BYTE, right, SCR_PARTNER_TAG, in, (int) in_len, MPI_BYTE,
-               left, SCR_PARTNER_TAG, d->set_comm, MPI_STATUS_IGNORE);
-  int ok = scr_kvtree_unpack(in, in_len, theirs, NULL) == SCR_SUCCESS;
+  int ok = scr_mpi_sendrecv(out, out_len, right, in, in_len, left, SCR_PARTNER_TAG, d->set_comm) ==
+           SCR_SUCCESS && scr_kvtree_unpack(in, in_len, theirs, NULL) == SCR_SUCCESS;
   free(in);
   free(out);
 
@@ -220,7 +215,7 @@ int scr_partner_restore(int id, MPI_Comm comm, int hop, const int* lost, scr_kvt
     char* buf = malloc(len ? len : 1);
     if (held) scr_kvtree_pack(scr_kvtree_get(held, "META"), buf);
     MPI_Send(&len, 1, MPI_UNSIGNED_LONG_LONG, left, SCR_PARTNER_TAG, comm);
-    MPI_Send(buf, (int) len, MPI_BYTE, left, SCR_PARTNER_TAG, comm);
+    scr_mpi_send(buf, len, left, SCR_PARTNER_TAG, comm);
     free(buf);
     send = held && scr_partner_open(&copy, scr_kvtree_get(held, "META"),
                                     scr_kvtree_get_val(held, "DIR"), 0) == SCR_SUCCESS;
@@ -230,9 +225,9 @@ int scr_partner_restore(int id, MPI_Comm comm, int hop, const int* lost, scr_kvt
     unsigned long long len = 0;
     MPI_Recv(&len, 1, MPI_UNSIGNED_LONG_LONG, right, SCR_PARTNER_TAG, comm, MPI_STATUS_IGNORE);
     char* buf = malloc(len ? len : 1);
-    MPI_Recv(buf, (int) len, MPI_BYTE, right, SCR_PARTNER_TAG, comm, MPI_STATUS_IGNORE);
+    int received = scr_mpi_recv(buf, len, right, SCR_PARTNER_TAG, comm) == SCR_SUCCESS;
     scr_kvtree_clear(my_meta);
-    recv = len > 0 && scr_kvtree_unpack(buf, len, my_meta, NULL) == SCR_SUCCESS &&
+    recv = received && len > 0 && scr_kvtree_unpack(buf, len, my_meta, NULL) == SCR_SUCCESS &&
            scr_partner_open(&restored, my_meta, NULL, 1) == SCR_SUCCESS;
     free(buf);
     ok = ok && recv;

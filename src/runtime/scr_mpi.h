@@ -1,5 +1,5 @@
-/* scr_mpi.h - moving key-value trees between ranks and grouping ranks by node.
- * Every function here is collective over the communicator it takes. */
+/* scr_mpi.h - moving key-value trees and bytes between ranks, and grouping
+ * ranks by node. The tree and node functions are collective over their comm. */
 #ifndef SCR_MPI_H
 #define SCR_MPI_H
 
@@ -20,5 +20,17 @@ int scr_mpi_all_true(int flag, MPI_Comm comm);
 
 /* communicator of the ranks whose host name equals ours */
 int scr_mpi_split_by_host(MPI_Comm comm, const char* hostname, MPI_Comm* node_comm);
+
+/* Point-to-point byte transfers that wait politely (scr_mpi_transfer.c): they
+ * yield the processor between polls, so a rank waiting for a peer on the same
+ * core lets it run. A NULL buffer or a zero length leaves that side out.
+ * Return SCR_SUCCESS, or an error when a length exceeds INT_MAX or MPI fails. */
+int scr_mpi_sendrecv(const void* send, size_t send_bytes, int to, void* recv, size_t recv_bytes, int from,
+                     int tag, MPI_Comm comm);
+int scr_mpi_send(const void* buf, size_t bytes, int to, int tag, MPI_Comm comm);
+int scr_mpi_recv(void* buf, size_t bytes, int from, int tag, MPI_Comm comm);
+
+/* wait for requests by MPI_Test and sched_yield */
+int scr_mpi_wait_all(int count, MPI_Request* requests);
 
 #endif
