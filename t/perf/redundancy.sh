@@ -131,7 +131,7 @@ for s in $schemes; do
 done
 echo "ckpt_s: write the files + SCR_Complete_checkpoint (SCR_Complete_output);"
 echo "restart_s: SCR_Init of the next run, SINGLE: nothing lost, others: node1 lost and rebuilt"
-printf "MPI alone between the nodes moves %s MiB/s per rank (ring of 1 MiB MPI_Sendrecv);\n" \
+printf "MPI alone between the nodes moves %s MiB/s per rank (ring of 1 MiB transfers, waiting as SCR does);\n" \
   "$(echo "$ring" | median)"
 printf "SINGLE writes its files at %.0f MiB/s per rank\n" \
   "$(awk -v m="$mib" -v t="$(echo "${wr[SINGLE,$mib]}" | median)" 'BEGIN {print m / t}')"
