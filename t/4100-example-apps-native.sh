@@ -86,6 +86,12 @@ test_expect_success 'stdio_latest: a pointer to a checkpoint that is gone is a f
   ! grep -q '^result:' stdio_latest.gone.out
 "
 
+test_expect_success 'cxx_ofstream --keep 2: remove_all leaves the two newest checkpoint directories' "
+  run_app cxx_ofstream cxxkeep cxxkeep.out --keep 2 &&
+  same_result cxxkeep.out cxx_ofstream.ref.out &&
+  test \"\$(ls cxxkeep)\" = \"\$(printf 'ckpt_12\\nckpt_9')\"
+"
+
 test_expect_success 'stdio_latest --keep 2: only the two newest checkpoints stay, and a crash still resumes' "
   ! run_app stdio_latest keep keep.die.out --keep 2 --die-at 11 &&
   ls keep | grep '^ckpt\.[0-9]' | sort >keep.before &&

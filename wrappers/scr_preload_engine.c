@@ -424,9 +424,37 @@ static int engine_rename(const scr_preload_target* from, const scr_preload_targe
   return rc;
 }
 
+/* rmdir of a rule directory: one that exists only in the view (made by
+ * mkdir, never on the file system) goes when nothing shown is left in it; a
+ * directory that shows cached files is not empty, whatever the file system
+ * holds; the file system decides the rest */
+static int engine_rmdir(const scr_preload_target* t, int* handled)
+{
+  if (!t->directory || !scr_path_is_within(t->path, scr.prefix)) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  int rc = -1;
+  struct stat st;
+  switch (scr_view_remove_directory(t->path)) {
+  case SCR_VIEW_DIRECTORY_NOT_EMPTY:
+    *handled = SCR_PRELOAD_HANDLED;
+    errno = ENOTEMPTY;
+    break;
+  case SCR_VIEW_DIRECTORY_REMOVED:
+    if (lstat(t->path, &st) != 0) {
+      *handled = SCR_PRELOAD_HANDLED;
+      rc = 0;
+    }
+    break;
+  }
+  pthread_mutex_unlock(&scr_engine_lock);
+  return rc;
+}
+
 static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
 {
-  if (!scr.initialized || t->directory || (at_flags & AT_REMOVEDIR)) return -1;
+  if (!scr.initialized) return -1;
+  if (at_flags & AT_REMOVEDIR) return engine_rmdir(t, handled);
+  if (t->directory) return -1;
   pthread_mutex_lock(&scr_engine_lock);
   int rc = -1, dataset = -1;
   char* cached = scr_view_find(t->path, &dataset);
@@ -443,6 +471,13 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
     scr_cache_save_filemap();
     if (unlink(t->path) == 0) rc = 0;
     if (rc != 0) errno = saved_errno;
+    /* its directory stays, empty, until the application removes it */
+    char* parent = scr_path_dirname(t->path);
+    struct stat st;
+    if (parent && scr_path_is_within(parent, scr.prefix) && strcmp(parent, scr.prefix) != 0 &&
+        !scr_view_is_directory(parent) && lstat(parent, &st) != 0)
+      scr_view_add_directory(parent);
+    free(parent);
   }
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);

@@ -22,6 +22,11 @@ char* scr_view_find(const char* orig, int* dataset);
 void scr_view_add_directory(const char* path);
 /* 1 when path is such a directory or holds a file shown by the view */
 int scr_view_is_directory(const char* path);
+/* rmdir of a directory in the view: SCR_VIEW_DIRECTORY_REMOVED when it was
+ * one made by mkdir and held nothing shown (it is gone from the view), _NOT_EMPTY
+ * when it holds a shown file or such a directory, _UNKNOWN otherwise */
+enum { SCR_VIEW_DIRECTORY_UNKNOWN, SCR_VIEW_DIRECTORY_REMOVED, SCR_VIEW_DIRECTORY_NOT_EMPTY };
+int scr_view_remove_directory(const char* path);
 
 /* the view's hooks */
 int scr_view_stat(const scr_preload_target* target, int at_flags, char* redirect, int* handled);

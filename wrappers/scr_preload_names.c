@@ -1,5 +1,5 @@
 /* scr_preload_names.c - wrappers that change names, not contents: rename,
- * unlink, truncate, mkdir and their *at forms, so the engine's file lists stay exact. */
+ * unlink, rmdir, remove, truncate, mkdir and their *at forms, so the engine's file lists stay exact. */
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -74,12 +74,18 @@ SCR_PRELOAD_WRAPPER int renameat2(int olddir, const char* from, int newdir, cons
              from, newdir, to, flags);
 }
 
-/* --- unlink, unlinkat */
+/* --- unlink, unlinkat, rmdir, remove */
 
-static int unlink_real(int is_at, int dirfd, const char* path, int flags)
+enum unlink_kind { UNLINK, UNLINKAT, RMDIR };
+static const char* const unlink_names[] = { "unlink", "unlinkat", "rmdir" };
+
+static int unlink_real(int kind, int dirfd, const char* path, int flags)
 {
-  if (!is_at) {
+  if (kind == UNLINK) {
     int (*real)(const char*) = SCR_REAL(unlink);
+    if (real) return real(path);
+  } else if (kind == RMDIR) {
+    int (*real)(const char*) = SCR_REAL(rmdir);
     if (real) return real(path);
   } else {
     int (*real)(int, const char*, int) = SCR_REAL(unlinkat);
@@ -88,15 +94,16 @@ static int unlink_real(int is_at, int dirfd, const char* path, int flags)
   return (int) syscall(SYS_unlinkat, dirfd, path, flags);
 }
 
-static int unlink_routed(int is_at, const scr_preload_ruleset* rules, int dirfd, const char* path, int flags)
+/* flags as unlinkat's: AT_REMOVEDIR for rmdir */
+static int unlink_routed(int kind, const scr_preload_ruleset* rules, int dirfd, const char* path, int flags)
 {
-  if (!rules) return unlink_real(is_at, dirfd, path, flags);
+  if (!rules) return unlink_real(kind, dirfd, path, flags);
   scr_preload_lookup l;
   /* only rmdir-like calls can name a rule directory */
   int what = SCR_PRELOAD_LOOKUP_FILE | ((flags & AT_REMOVEDIR) ? SCR_PRELOAD_LOOKUP_DIRECTORY : 0);
-  if (!scr_preload_lookup_path(&l, rules, is_at ? "unlinkat" : "unlink", dirfd, path, what) ||
+  if (!scr_preload_lookup_path(&l, rules, unlink_names[kind], dirfd, path, what) ||
       scr_preload_state_dryrun())
-    return unlink_real(is_at, dirfd, path, flags);
+    return unlink_real(kind, dirfd, path, flags);
   int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;
   SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_unlink(&l.t, flags, &handled));
   if (handled == SCR_PRELOAD_HANDLED) {
@@ -104,17 +111,39 @@ static int unlink_routed(int is_at, const scr_preload_ruleset* rules, int dirfd,
     return rc;
   }
   errno = saved_errno;
-  return unlink_real(is_at, dirfd, path, flags);
+  return unlink_real(kind, dirfd, path, flags);
 }
 
 SCR_PRELOAD_WRAPPER int unlink(const char* path)
 {
-  SCR_PRELOAD_WRAP_FILE(unlink, path, unlink_routed(0, scr_preload_wrap_rules(), AT_FDCWD, path, 0), path);
+  SCR_PRELOAD_WRAP_FILE(unlink, path, unlink_routed(UNLINK, scr_preload_wrap_rules(), AT_FDCWD, path, 0), path);
 }
 
 SCR_PRELOAD_WRAPPER int unlinkat(int dirfd, const char* path, int flags)
 {
-  NAMES_BODY(unlinkat, unlink_routed(1, scr_preload_wrap_rules(), dirfd, path, flags), dirfd, path, flags);
+  NAMES_BODY(unlinkat, unlink_routed(UNLINKAT, scr_preload_wrap_rules(), dirfd, path, flags), dirfd, path, flags);
+}
+
+SCR_PRELOAD_WRAPPER int rmdir(const char* path)
+{
+  NAMES_BODY(rmdir, unlink_routed(RMDIR, scr_preload_wrap_rules(), AT_FDCWD, path, AT_REMOVEDIR), path);
+}
+
+/* glibc's remove unlinks, then removes the directory on EISDIR, through its
+ * internal names, which no wrapper sees: the same through the wrappers. A
+ * directory that exists only in the view is not on the file system, so
+ * unlink says ENOENT; rmdir then decides (on a name that does not exist at
+ * all, it says ENOENT too). */
+static int remove_routed(const char* path)
+{
+  if (unlink(path) == 0) return 0;
+  if (errno != EISDIR && errno != ENOENT) return -1;
+  return rmdir(path);
+}
+
+SCR_PRELOAD_WRAPPER int remove(const char* path)
+{
+  NAMES_BODY(remove, remove_routed(path), path);
 }
 
 /* --- truncate, truncate64 */

@@ -59,6 +59,8 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(renameat2, "renameat2", NULL, int, (int, const char*, int, const char*, unsigned int)) \
   X(unlink, "unlink", NULL, int, (const char*)) \
   X(unlinkat, "unlinkat", NULL, int, (int, const char*, int)) \
+  X(rmdir, "rmdir", NULL, int, (const char*)) \
+  X(remove, "remove", NULL, int, (const char*)) \
   X(truncate, "truncate", NULL, int, (const char*, off_t)) \
   X(truncate64, "truncate64", NULL, int, (const char*, off64_t)) \
   X(dup, "dup", NULL, int, (int)) \

@@ -123,6 +123,20 @@ int scr_view_is_directory(const char* path)
   return view_each(view_holds, (void*) path);
 }
 
+int scr_view_remove_directory(const char* path)
+{
+  if (view_each(view_holds, (void*) path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
+  int found = -1;
+  for (int i = 0; i < view_directory_count; i++) {
+    if (strcmp(view_directories[i], path) == 0) found = i;
+    else if (scr_path_is_within(view_directories[i], path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
+  }
+  if (found < 0) return SCR_VIEW_DIRECTORY_UNKNOWN;
+  free(view_directories[found]);
+  view_directories[found] = view_directories[--view_directory_count];
+  return SCR_VIEW_DIRECTORY_REMOVED;
+}
+
 /* ---- stat and access: a shown file is the cache file; a shown directory
  * that is not on the file system looks like the cache directory */
 

@@ -4,6 +4,8 @@
 // barrier orders that before the writes. On start-up every rank probes its own
 // file of each step from the largest possible (--steps) downwards with
 // std::ifstream, and the newest step that every rank can read is resumed.
+// With --keep K, rank 0 deletes the directory of the checkpoint K steps back
+// with std::filesystem::remove_all once everyone has written the new one.
 // It knows nothing about checkpoint libraries.
 #include <cerrno>
 #include <filesystem>
@@ -49,6 +51,20 @@ static void write_checkpoint(long step, int rank, const std::vector<uint64_t>& s
   }
 }
 
+// all of an old checkpoint's directory, as C++ codes clean up
+static void delete_old(long step, long every, long keep, int rank)
+{
+  const long old = step - keep * every;
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank has written step
+  if (rank == 0 && keep > 0 && old > 0) {
+    std::error_code ec;
+    std::filesystem::remove_all(ckpt_dir(old), ec);
+    if (ec) {
+      app_fail("remove_all", ckpt_dir(old).c_str(), ec.value());
+    }
+  }
+}
+
 // this rank's checkpoint of the step into state; false if it is missing or bad
 static bool read_checkpoint(long step, int rank, std::vector<uint64_t>& state)
 {
@@ -76,7 +92,7 @@ int main(int argc, char** argv)
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   app_opts o;
-  if (!app_parse(argc, argv, rank, &o, 0)) {
+  if (!app_parse(argc, argv, rank, &o, 1)) {
     MPI_Finalize();
     return 2;
   }
@@ -105,6 +121,7 @@ int main(int argc, char** argv)
     if (t % o.every == 0) {
       write_checkpoint(t, rank, state);
       app_say_checkpoint(t, rank);
+      delete_old(t, o.every, o.keep, rank);
     }
     app_maybe_die(&o, t, rank);
   }
