@@ -10,7 +10,8 @@
 
 /* preload-write DIR MIB CHECKPOINTS: DIR/ckpt.<n>/rank_<r>.dat, written with
  * write(2) in 4 MiB pieces; rank 0 prints "checkpoint seconds S bytes B"
- * for all ranks together, open to the last close (a barrier on each side) */
+ * for all ranks together, open to the last close (a barrier on each side),
+ * then "checkpoint times T1 T2 ..." with the time of each checkpoint */
 int main(int argc, char** argv)
 {
   MPI_Init(&argc, &argv);
@@ -28,6 +29,7 @@ int main(int argc, char** argv)
   char* buf = malloc(piece);
   for (size_t i = 0; i < piece; i++) buf[i] = (char) (i * 131 + rank);
   double total = 0;
+  double* times = calloc((size_t) (checkpoints > 0 ? checkpoints : 1), sizeof(double));
   for (int c = 1; c <= checkpoints; c++) {
     char path[4096];
     snprintf(path, sizeof(path), "%s/ckpt.%d", dir, c);
@@ -51,11 +53,17 @@ int main(int argc, char** argv)
     }
     close(fd);
     MPI_Barrier(MPI_COMM_WORLD);
-    total += MPI_Wtime() - start;
+    times[c - 1] = MPI_Wtime() - start;
+    total += times[c - 1];
   }
-  if (rank == 0)
+  if (rank == 0) {
     printf("checkpoint seconds %.6f bytes %llu\n", total,
            (unsigned long long) bytes * (unsigned long long) ranks * (unsigned long long) checkpoints);
+    printf("checkpoint times");
+    for (int c = 0; c < checkpoints; c++) printf(" %.6f", times[c]);
+    printf("\n");
+  }
+  free(times);
   free(buf);
   MPI_Finalize();
   return 0;
