@@ -13,7 +13,7 @@
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 export ASAN_OPTIONS
 
-apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted hdf5_perrank"
+apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted hdf5_perrank shared_header"
 # about 1 KB per rank, checkpoints after steps 3, 6, 9 and 12
 args="--steps 12 --every 3 --bytes 1000"
 ex="$top_builddir/examples/preload"
@@ -65,19 +65,26 @@ for app in $apps; do
   "
 done
 
-test_expect_success 'all six programs compute the same result' "
+test_expect_success 'all the programs compute the same result' "
   first=\$(result_of cxx_ofstream.ref.out) &&
   for app in $apps; do test \"\$(result_of \$app.ref.out)\" = \"\$first\" || exit 1; done
 "
 
 # a missing or short file: the probing programs agree on an older checkpoint
-for app in cxx_ofstream posix_fpp dirscan fortran_unformatted hdf5_perrank; do
+for app in cxx_ofstream posix_fpp dirscan fortran_unformatted hdf5_perrank shared_header; do
   test_expect_success "$app: rank 2 lost its step 12 file and rank 1's step 9 file is short: resumes from 6" "
     rm $app.ref/\$(example_file_of $app 12 2) && truncate -s 100 $app.ref/\$(example_file_of $app 9 1) &&
     run_app $app $app.ref $app.fallback.out &&
     expect_grep '^resumed from step 6\$' $app.fallback.out && same_result $app.fallback.out $app.ref.out
   "
 done
+
+test_expect_success 'shared_header: a step whose header is gone is passed over' "
+  rm shared_header.ref/run/step_12/header.txt &&
+  run_app shared_header shared_header.ref shared_header.nohdr.out &&
+  expect_grep '^resumed from step 9\$' shared_header.nohdr.out &&
+  same_result shared_header.nohdr.out shared_header.ref.out
+"
 
 test_expect_success 'stdio_latest: a pointer to a checkpoint that is gone is a fatal error' "
   rm stdio_latest.ref/ckpt.12.2 &&

@@ -111,6 +111,17 @@ test_expect_success 'remove() and rmdir() drop an old checkpoint and its directo
   test -n \"\$(find $SCR_CACHE_BASE -path '*ckpt_8/rank_1.bin')\" && test -z \"\$(ls $TRASH/rm)\"
 "
 
+test_expect_success 'a header rank 0 wrote for all is read by every rank at a restart from cache' "
+  native shared_header ref.hdr ref.hdr.out &&
+  fresh hdr && printf '%s\\n' 'PRELOAD=run/step_{step}/part_{rank}.bin BOUNDARY=BARRIER' \\
+    'PRELOAD=run/step_{step}/header.txt BOUNDARY=BARRIER' >$TRASH/hdr/.scrconf &&
+  ! SCR_FLUSH=0 run shared_header hdr hdr.die.out --die-at 5 &&
+  ! test -e $TRASH/hdr/run && test -n \"\$(find $SCR_CACHE_BASE -name header.txt)\" &&
+  SCR_FLUSH=0 run shared_header hdr hdr.resume.out &&
+  expect_grep '^resumed from step 4\$' hdr.resume.out && same_result hdr.resume.out ref.hdr.out &&
+  expect_grep 'shown to every rank' hdr.resume.out.err
+"
+
 test_expect_success 'a directory listing shows the cached checkpoint files' "
   fresh dirscan && echo 'PRELOAD=chk/state-{step}-{rank}.dat TYPE=CHECKPOINT' >$TRASH/dirscan/.scrconf &&
   ! SCR_FLUSH=0 run dirscan dirscan die.out --die-at 5 &&

@@ -460,7 +460,12 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
   char* cached = scr_view_find(t->path, &dataset);
   scr_kvtree* mine = cached ? scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK",
                                                     scr.rank) : NULL;
-  if (mine) {
+  if (cached && scr_share_drop(cached)) {
+    /* another rank's file, shown here: gone for this rank (the writer's
+     * own copy is the writer's to delete) */
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = 0;
+  } else if (mine) {
     /* the application drops an old checkpoint file: so does the cache, and
      * the copy on the prefix directory goes as the application asked */
     *handled = SCR_PRELOAD_HANDLED;
@@ -546,6 +551,9 @@ static int engine_init(void)
   if (SCR_Have_restart(&have, name) == SCR_SUCCESS && have && SCR_Start_restart(name) == SCR_SUCCESS) {
     engine.done_id = scr.restart_id;
     SCR_Complete_restart(1);
+    pthread_mutex_lock(&scr_engine_lock);
+    scr_share_restored(engine.done_id);
+    pthread_mutex_unlock(&scr_engine_lock);
     if (scr.rank == 0) scr_info("preload: the application sees checkpoint '%s' at its original paths", name);
   }
   scr_preload_hooks_virtual_directories(1);

@@ -28,6 +28,18 @@ int scr_view_is_directory(const char* path);
 enum { SCR_VIEW_DIRECTORY_UNKNOWN, SCR_VIEW_DIRECTORY_REMOVED, SCR_VIEW_DIRECTORY_NOT_EMPTY };
 int scr_view_remove_directory(const char* path);
 
+/* ---- files one rank wrote for all (scr_preload_share.c), lock held */
+
+/* collective: the files of the restored dataset id that exactly one rank
+ * wrote through a rule without {rank} become visible to every rank */
+void scr_share_restored(int id);
+/* call visit(orig, shown, id, arg) for each such file of dataset id; stops at
+ * and returns the first non-zero result */
+int scr_share_each(int id, int (*visit)(const char* orig, const char* shown, int id, void* arg), void* arg);
+/* forget the shared file shown at `shown` (the application deleted it): 1 if
+ * it was one */
+int scr_share_drop(const char* shown);
+
 /* the view's hooks */
 int scr_view_stat(const scr_preload_target* target, int at_flags, char* redirect, int* handled);
 int scr_view_access(const scr_preload_target* target, int amode, int at_flags, char* redirect, int* handled);

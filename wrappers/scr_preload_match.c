@@ -103,8 +103,8 @@ static void result_none(scr_preload_match* result)
   result_fill(result, -1, NULL, &nothing);
 }
 
-int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path, size_t length,
-                            scr_preload_match* result)
+SCR_PRELOAD_API int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path, size_t length,
+                                            scr_preload_match* result)
 {
   return scr_preload_rules_match_from(ruleset, 0, path, length, result);
 }

@@ -99,9 +99,10 @@ const char* scr_preload_rules_common_prefix(const scr_preload_ruleset* ruleset);
 /* index of the rule that matches the absolute, normalized path of length
  * bytes, or -1; result (may be NULL) gets the captures. A path outside the
  * rules' common literal prefix costs one memcmp. Never allocates; safe to
- * call from many threads at once. */
-int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path, size_t length,
-                            scr_preload_match* result);
+ * call from many threads at once. Exported for the engine (which rule wrote
+ * a cached file); the wrappers' own lookups call _match_from. */
+SCR_PRELOAD_API int scr_preload_rules_match(const scr_preload_ruleset* ruleset, const char* path, size_t length,
+                                            scr_preload_match* result);
 
 /* the same, trying only rules first .. count-1: the next candidate when the
  * rule that matched is ruled out for another reason (its CALLER= is not on

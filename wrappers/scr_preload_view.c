@@ -49,6 +49,8 @@ static int view_each(int (*visit)(const char* orig, const char* cache, int id, v
         if (rc) return rc;
       }
     }
+    int rc = scr_share_each(id, visit, arg);
+    if (rc) return rc;
   }
 }
 
