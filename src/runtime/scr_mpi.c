@@ -105,10 +105,14 @@ int scr_mpi_scatter_kvtree(const scr_kvtree* per_rank, scr_kvtree* mine, int roo
   return rc;
 }
 
+/* the ranks that arrive first wait politely (scr_mpi_wait_all): they are
+ * often waiting for ranks still encoding on the same cores */
 int scr_mpi_all_true(int flag, MPI_Comm comm)
 {
   int in = flag ? 1 : 0, out = 0;
-  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm);
+  MPI_Request request;
+  MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm, &request);
+  scr_mpi_wait_all(1, &request);
   return out;
 }
 
