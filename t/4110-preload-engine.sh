@@ -111,6 +111,29 @@ test_expect_success 'remove() and rmdir() drop an old checkpoint and its directo
   test -n \"\$(find $SCR_CACHE_BASE -path '*ckpt_8/rank_1.bin')\" && test -z \"\$(ls $TRASH/rm)\"
 "
 
+test_expect_success 'std::filesystem::remove_all of old checkpoint directories drops them from the cache' "
+  native cxx_ofstream ref.cxx ref.cxx.out &&
+  fresh cxxkeep && echo 'PRELOAD=ckpt_{step}/rank_{rank}.bin TYPE=CHECKPOINT' >$TRASH/cxxkeep/.scrconf &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=4 run cxx_ofstream cxxkeep cxxkeep.out --keep 1 &&
+  same_result cxxkeep.out ref.cxx.out && ! grep -q 'remove_all' cxxkeep.out.err &&
+  test -z \"\$(find $SCR_CACHE_BASE -name rank_0.bin -path '*ckpt_[246]/*')\" &&
+  test -n \"\$(find $SCR_CACHE_BASE -name rank_0.bin -path '*ckpt_8/*')\" && test -z \"\$(ls $TRASH/cxxkeep)\" &&
+  test -z \"\$(find $SCR_CACHE_BASE -name '.scr_view*')\"
+"
+
+test_expect_success 'a tree removed through descriptors, as shutil.rmtree does, leaves nothing shown' "
+  fresh tree && printf '%s\\n' 'PRELOAD=run/step_{step}/part_{rank}.bin BOUNDARY=BARRIER' \\
+    'PRELOAD=run/step_{step}/header.txt BOUNDARY=BARRIER' >$TRASH/tree/.scrconf &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=4 run shared_header tree tree.out &&
+  (cd $TRASH/tree && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=\"$preload\" $top_builddir/t/helpers/mpi-remove \\
+     rmtree:run/step_4 rmtree:run/step_4 rmdir:run rmtree:run rmtree:run) >rmtree.out 2>rmtree.err &&
+  printf '%s\\n' 'rmtree run/step_4: 0 ok' 'rmtree run/step_4: -1 No such file or directory' \\
+    'rmdir run: -1 Directory not empty' 'rmtree run: 0 ok' 'rmtree run: -1 No such file or directory' >rmtree.expect &&
+  cmp rmtree.expect rmtree.out &&
+  test -z \"\$(find $SCR_CACHE_BASE -name '*.bin' -o -name '*.txt' -o -name '.scr_view*')\" &&
+  test -z \"\$(ls $TRASH/tree)\"
+"
+
 test_expect_success 'a header rank 0 wrote for all is read by every rank at a restart from cache' "
   native shared_header ref.hdr ref.hdr.out &&
   fresh hdr && printf '%s\\n' 'PRELOAD=run/step_{step}/part_{rank}.bin BOUNDARY=BARRIER' \\

@@ -261,9 +261,26 @@ static int engine_route_new(const scr_preload_target* t, const scr_preload_rule*
   return scr_cache_route_file(scr.output_id, t->path, relpath, cache, length);
 }
 
+/* a virtual directory opened as a descriptor (the real open found
+ * nothing): the descriptor is its mirror, filled with what the view shows */
+static int engine_open_directory(const scr_preload_target* t, char* redirect, int* handled)
+{
+  if (!scr.initialized || !scr_path_is_within(t->path, scr.prefix)) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  char* mirror = scr_view_is_directory(t->path) ? scr_mirror_directory(t->path, 1) : NULL;
+  if (mirror) {
+    snprintf(redirect, PATH_MAX, "%s", mirror);
+    *handled = SCR_PRELOAD_REDIRECT;
+  }
+  free(mirror);
+  pthread_mutex_unlock(&scr_engine_lock);
+  return -1;
+}
+
 static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char* redirect, void** file,
                        int* handled)
 {
+  if (t->directory) return engine_open_directory(t, redirect, handled);
   const scr_preload_rule* rule = scr_engine_rule(t);
   int creating = (flags & O_ACCMODE) != O_RDONLY && (flags & (O_CREAT | O_TRUNC)) &&
                  (flags & O_TMPFILE) != O_TMPFILE;
@@ -424,6 +441,18 @@ static int engine_rename(const scr_preload_target* from, const scr_preload_targe
   return rc;
 }
 
+/* path left the view: its directory stays, empty, until the application
+ * removes it, as on a file system (unless the file system has it anyway) */
+static void engine_keep_parent(const char* path)
+{
+  char* parent = scr_path_dirname(path);
+  struct stat st;
+  if (parent && scr_path_is_within(parent, scr.prefix) && strcmp(parent, scr.prefix) != 0 &&
+      !scr_view_is_directory(parent) && lstat(parent, &st) != 0)
+    scr_view_add_directory(parent);
+  free(parent);
+}
+
 /* rmdir of a rule directory: one that exists only in the view (made by
  * mkdir, never on the file system) goes when nothing shown is left in it; a
  * directory that shows cached files is not empty, whatever the file system
@@ -440,6 +469,8 @@ static int engine_rmdir(const scr_preload_target* t, int* handled)
     errno = ENOTEMPTY;
     break;
   case SCR_VIEW_DIRECTORY_REMOVED:
+    scr_mirror_forget(t->path);
+    engine_keep_parent(t->path);
     if (lstat(t->path, &st) != 0) {
       *handled = SCR_PRELOAD_HANDLED;
       rc = 0;
@@ -465,6 +496,8 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
      * own copy is the writer's to delete) */
     *handled = SCR_PRELOAD_HANDLED;
     rc = 0;
+    scr_mirror_forget(t->path);
+    engine_keep_parent(t->path);
   } else if (mine) {
     /* the application drops an old checkpoint file: so does the cache, and
      * the copy on the prefix directory goes as the application asked */
@@ -474,15 +507,10 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
     scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);
     scr_kvtree_unset(scr_kvtree_get(mine, "ATTACHED"), cached);
     scr_cache_save_filemap();
+    scr_mirror_forget(t->path);
     if (unlink(t->path) == 0) rc = 0;
     if (rc != 0) errno = saved_errno;
-    /* its directory stays, empty, until the application removes it */
-    char* parent = scr_path_dirname(t->path);
-    struct stat st;
-    if (parent && scr_path_is_within(parent, scr.prefix) && strcmp(parent, scr.prefix) != 0 &&
-        !scr_view_is_directory(parent) && lstat(parent, &st) != 0)
-      scr_view_add_directory(parent);
-    free(parent);
+    engine_keep_parent(t->path);
   }
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);
@@ -545,6 +573,7 @@ static int engine_init(void)
     SCR_Finalize();
     return SCR_ERR_NOENT;
   }
+  scr_mirror_init();
   /* the restored dataset is visible at once; it is read through the view */
   int have = 0;
   char name[SCR_MAX_FILENAME];
@@ -565,6 +594,7 @@ static void engine_finalize(void)
   pthread_mutex_lock(&scr_engine_lock);
   engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_FINALIZE);
   scr_preload_hooks_virtual_directories(0);
+  scr_mirror_finalize();
   scr_preload_state_install(NULL);
   /* SCR_Finalize may still flush the newest checkpoint: the summary comes
    * after it, over the MPI library's world, which is still there */

@@ -28,6 +28,23 @@ int scr_view_is_directory(const char* path);
 enum { SCR_VIEW_DIRECTORY_UNKNOWN, SCR_VIEW_DIRECTORY_REMOVED, SCR_VIEW_DIRECTORY_NOT_EMPTY };
 int scr_view_remove_directory(const char* path);
 
+/* call visit(orig, shown, is_directory, arg) for every file the view shows
+ * (newest dataset first; shown: the file to read) and every directory made
+ * by mkdir (shown NULL); stops at and returns the first non-zero result */
+int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is_directory, void* arg), void* arg);
+
+/* ---- mirrors of virtual directories (scr_preload_mirror.c), lock held */
+
+/* at SCR_Init and SCR_Finalize: the mirror root, which the preload learns */
+int scr_mirror_init(void);
+void scr_mirror_finalize(void);
+/* the real directory that stands for the virtual directory dir (made when
+ * missing), filled anew with the view's entries below dir when fill is set;
+ * malloc'd, NULL on failure */
+char* scr_mirror_directory(const char* dir, int fill);
+/* orig left the view (deleted file, removed directory): its mirror entry goes */
+void scr_mirror_forget(const char* orig);
+
 /* ---- files one rank wrote for all (scr_preload_share.c), lock held */
 
 /* collective: the files of the restored dataset id that exactly one rank

@@ -52,6 +52,14 @@ enum scr_preload_hook_answer {
  * lookup and stays a tail call into libc. */
 SCR_PRELOAD_API void scr_preload_hooks_virtual_directories(int enabled);
 
+/* Called by the engine, not a hook: the real directory `mirror` stands for
+ * `shown_as` (both absolute, normalized). A relative path resolved against a
+ * descriptor or a current directory inside the mirror is matched under the
+ * name it has below shown_as, so that openat, fstatat, unlinkat... relative
+ * to a virtual rule directory opened as a descriptor reach the hooks as if
+ * the application had named the path in full. NULL: no mirror. */
+SCR_PRELOAD_API void scr_preload_hooks_view_mirror(const char* mirror, const char* shown_as);
+
 /* the file a call names, as matched */
 typedef struct {
   const char* call;                   /* the wrapped function: "open", "fopen64", "__xstat", ... */

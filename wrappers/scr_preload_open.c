@@ -73,6 +73,45 @@ static SCR_PRELOAD_COLD int open_matched(int kind, const scr_preload_lookup* l, 
   return fd;
 }
 
+/* the real open failed with ENOENT or ENOTDIR: a rule directory that the
+ * file system does not have may be virtual, and a program may open it as a
+ * descriptor (to list it, or to work relative to it); the engine then
+ * answers with a real directory that mirrors it */
+static SCR_PRELOAD_COLD int open_missing(const scr_preload_ruleset* rules, int kind, int dirfd, const char* path,
+                                         int flags, mode_t mode, int saved_errno)
+{
+  int failure = errno;
+  scr_preload_lookup l;
+  if (!rules || scr_preload_state_dryrun() ||
+      !scr_preload_lookup_path(&l, rules, open_names[kind], dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY)) {
+    errno = failure;
+    return -1;
+  }
+  char redirect[PATH_MAX];
+  void* file = NULL;
+  int handled = SCR_PRELOAD_PASS, answer;
+  SCR_PRELOAD_HOOK_CALL(answer, scr_preload_hook_open(&l.t, flags, mode, redirect, &file, &handled));
+  (void) answer; /* only a redirect means anything here */
+  if (handled != SCR_PRELOAD_REDIRECT) {
+    errno = failure;
+    return -1;
+  }
+  errno = saved_errno;
+  return open_real(kind, AT_FDCWD, redirect, flags, mode);
+}
+
+/* the real open, and the virtual directories' turn when it finds nothing */
+static int open_passed(const scr_preload_ruleset* rules, int kind, int dirfd, const char* path, int flags,
+                       mode_t mode)
+{
+  int saved_errno = errno;
+  int fd = open_real(kind, dirfd, path, flags, mode);
+  if (__builtin_expect(fd >= 0 || (errno != ENOENT && errno != ENOTDIR), 1) ||
+      !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED) || scr_preload_real_is_internal())
+    return fd;
+  return open_missing(rules, kind, dirfd, path, flags, mode, saved_errno);
+}
+
 static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t mode)
 {
   const scr_preload_ruleset* rules = scr_preload_wrap_rules();
@@ -80,7 +119,7 @@ static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t 
   scr_preload_lookup l;
   int what = SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_CALLER;
   if (__builtin_expect(!scr_preload_lookup_path(&l, rules, open_names[kind], dirfd, path, what), 1))
-    return open_real(kind, dirfd, path, flags, mode);
+    return open_passed(rules, kind, dirfd, path, flags, mode);
   return open_matched(kind, &l, dirfd, path, flags, mode);
 }
 
@@ -94,9 +133,12 @@ static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t 
     va_end(ap); \
   }
 
-/* open_routed decides the rest: the guard, the full lookup, the engine */
+/* a rule directory that exists only in the view may be opened as a
+ * descriptor; open_routed decides the rest: the guard, the full lookup, the
+ * engine */
 #define OPEN_BODY(name, kind, dirfd, path, flags, mode, ...) \
-  SCR_PRELOAD_WRAP_FILE(name, path, open_routed(kind, dirfd, path, flags, mode), __VA_ARGS__)
+  SCR_PRELOAD_WRAP_DIRECTORY(name, path, open_missing(rules, kind, dirfd, path, flags, mode, saved_errno), \
+                             open_routed(kind, dirfd, path, flags, mode), __VA_ARGS__)
 
 SCR_PRELOAD_WRAPPER int open(const char* path, int flags, ...)
 {

@@ -3,10 +3,12 @@
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "scr_preload_hooks.h"
 #include "scr_preload_path.h"
 #include "scr_preload_rules.h"
 
@@ -54,6 +56,35 @@ size_t scr_preload_path_normalize(const char* base, const char* path, char* out,
   return used;
 }
 
+/* the engine's mirror of virtual directories and the directory it shows
+ * (scr_preload_hooks_view_mirror); mirror_length 0: none. Set at MPI_Init
+ * and cleared at MPI_Finalize, so a reader sees either nothing or both. */
+static char mirror_path[PATH_MAX], mirror_shown_as[PATH_MAX];
+static size_t mirror_length = 0;
+
+void scr_preload_hooks_view_mirror(const char* mirror, const char* shown_as)
+{
+  __atomic_store_n(&mirror_length, 0, __ATOMIC_RELEASE);
+  if (!mirror || !shown_as || strlen(mirror) >= sizeof(mirror_path) || strlen(shown_as) >= sizeof(mirror_shown_as))
+    return;
+  strcpy(mirror_path, mirror);
+  strcpy(mirror_shown_as, shown_as);
+  __atomic_store_n(&mirror_length, strlen(mirror), __ATOMIC_RELEASE);
+}
+
+/* a resolved path inside the mirror named back as the application knows it
+ * (a descriptor of a mirrored directory, or a current directory inside one) */
+static size_t path_unmirror(char* out, size_t used, size_t size)
+{
+  size_t m = __atomic_load_n(&mirror_length, __ATOMIC_ACQUIRE);
+  if (m == 0 || used < m || memcmp(out, mirror_path, m) != 0 || (out[m] != '/' && out[m] != '\0')) return used;
+  size_t shown = strlen(mirror_shown_as), rest = used - m;
+  if (shown + rest + 1 > size) return 0;
+  memmove(out + shown, out + m, rest + 1);
+  memcpy(out, mirror_shown_as, shown);
+  return shown + rest;
+}
+
 size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size)
 {
   if (!path || path[0] == '\0') return 0;
@@ -80,7 +111,7 @@ size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t s
   size_t used = 1;
   if (!path_append(out, &used, size, out + 1) || !path_append(out, &used, size, path)) return 0;
   out[used] = '\0';
-  return used;
+  return path_unmirror(out, used, size);
 }
 
 /* the high bit of each byte of w that equals c, exactly (no borrow between

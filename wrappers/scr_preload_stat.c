@@ -167,27 +167,8 @@ static int stat_routed(const scr_preload_ruleset* rules, const stat_call* c, con
  * virtual); the full lookup otherwise. The call's description is made only
  * off the fast path. */
 #define STAT_BODY(name, init, ...) \
-  __typeof__(scr_preload_real.name) real = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
-  const scr_preload_ruleset* rules = scr_preload_state_rules(); \
-  if (__builtin_expect(rules == NULL && real != NULL, 1)) return real(__VA_ARGS__); \
-  int screen = real && rules ? scr_preload_lookup_screen(rules, path) : SCR_PRELOAD_EXCLUDE_NONE; \
-  /* outside everything the rules could name (or no virtual directories): \
-   * straight into libc, a tail call (a return after a system call is one \
-   * more misprediction) */ \
-  if (__builtin_expect(screen == SCR_PRELOAD_EXCLUDE_ALL || (screen == SCR_PRELOAD_EXCLUDE_FILE && \
-                       !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED)), 1)) \
-    return real(__VA_ARGS__); \
-  if (screen == SCR_PRELOAD_EXCLUDE_FILE) { \
-    int* error = scr_preload_real_errno(); \
-    int saved_errno = *error; \
-    int rc = real(__VA_ARGS__); \
-    if (__builtin_expect(rc == 0 || (*error != ENOENT && *error != ENOTDIR), 1) || scr_preload_real_is_internal()) \
-      return rc; \
-    stat_call c = init; \
-    return stat_missing(rules, &c, path, saved_errno); \
-  } \
-  stat_call c = init; \
-  return stat_routed(scr_preload_wrap_rules(), &c, path)
+  SCR_PRELOAD_WRAP_DIRECTORY(name, path, ({ stat_call c = init; stat_missing(rules, &c, path, saved_errno); }), \
+                             ({ stat_call c = init; stat_routed(scr_preload_wrap_rules(), &c, path); }), __VA_ARGS__)
 
 SCR_PRELOAD_WRAPPER int stat(const char* path, struct stat* buf)
 {

@@ -125,6 +125,26 @@ int scr_view_is_directory(const char* path)
   return view_each(view_holds, (void*) path);
 }
 
+struct view_entries {
+  int (*visit)(const char* orig, const char* shown, int is_directory, void* arg);
+  void* arg;
+};
+
+static int view_entry_file(const char* orig, const char* cache, int id, void* arg)
+{
+  (void) id;
+  const struct view_entries* v = arg;
+  return v->visit(orig, cache, 0, v->arg);
+}
+
+int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is_directory, void* arg), void* arg)
+{
+  struct view_entries v = { visit, arg };
+  int rc = view_each(view_entry_file, &v);
+  for (int i = 0; !rc && i < view_directory_count; i++) rc = visit(view_directories[i], NULL, 1, arg);
+  return rc;
+}
+
 int scr_view_remove_directory(const char* path)
 {
   if (view_each(view_holds, (void*) path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
@@ -140,7 +160,8 @@ int scr_view_remove_directory(const char* path)
 }
 
 /* ---- stat and access: a shown file is the cache file; a shown directory
- * that is not on the file system looks like the cache directory */
+ * that is not on the file system is its mirror (scr_preload_mirror.c), so
+ * that stat and a descriptor opened on it agree */
 
 static int view_redirect(const scr_preload_target* t, char* redirect, int* handled)
 {
@@ -149,7 +170,10 @@ static int view_redirect(const scr_preload_target* t, char* redirect, int* handl
   int dataset = -1;
   char* cached = NULL;
   if (t->directory) {
-    if (scr_view_is_directory(t->path)) cached = strdup(scr.cache_dir);
+    if (scr_view_is_directory(t->path)) {
+      cached = scr_mirror_directory(t->path, 0);
+      if (!cached) cached = strdup(scr.cache_dir);
+    }
   } else {
     cached = scr_view_find(t->path, &dataset);
   }

@@ -37,6 +37,32 @@
     return real(__VA_ARGS__); \
   return slow
 
+/* As SCR_PRELOAD_WRAP_FILE, for calls that may also name a rule directory
+ * that exists only in the view (stat, access, open): while those are shown,
+ * a path that no rule's file can match goes to libc first, and `missing`
+ * is evaluated (with saved_errno, the errno before the call, in scope) only
+ * when that call failed (-1) for a missing name; outside everything the rules
+ * could name it is a tail call into libc (a return after a system call is
+ * one more misprediction). `routed` decides the rest. */
+#define SCR_PRELOAD_WRAP_DIRECTORY(name, path, missing, routed, ...) \
+  __typeof__(scr_preload_real.name) real = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
+  const scr_preload_ruleset* rules = scr_preload_state_rules(); \
+  if (__builtin_expect(rules == NULL && real != NULL, 1)) return real(__VA_ARGS__); \
+  int screen = real && rules ? scr_preload_lookup_screen(rules, path) : SCR_PRELOAD_EXCLUDE_NONE; \
+  if (__builtin_expect(screen == SCR_PRELOAD_EXCLUDE_ALL || (screen == SCR_PRELOAD_EXCLUDE_FILE && \
+                       !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED)), 1)) \
+    return real(__VA_ARGS__); \
+  if (screen == SCR_PRELOAD_EXCLUDE_FILE) { \
+    int* error = scr_preload_real_errno(); \
+    int saved_errno = *error; \
+    int result = real(__VA_ARGS__); \
+    if (__builtin_expect(result != -1 || (*error != ENOENT && *error != ENOTDIR), 1) || \
+        scr_preload_real_is_internal()) \
+      return result; \
+    return missing; \
+  } \
+  return routed
+
 /* the same for calls whose paths are always looked up in full (directories) */
 #define SCR_PRELOAD_WRAP_INERT(name, slow, ...) \
   __typeof__(scr_preload_real.name) real = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
