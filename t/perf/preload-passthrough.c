@@ -10,13 +10,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Usage: preload-passthrough [--load-rules] PATH ITERATIONS
+/* Usage: preload-passthrough [--load-rules|--load-rules-mpi] PATH ITERATIONS
  * Run under LD_PRELOAD=libscr_preload.so, the plain names reach the wrappers
  * while the pointers taken from libc.so.6 itself do not; blocks of calls of
  * each kind alternate so that both see the same machine. Prints one line:
  * "open+close W D stat W D fopen+fclose W D", nanoseconds per call pair in
  * the fastest block, through the wrapper (W) and direct (D). --load-rules asks the preload
- * library, when loaded, to read .scrconf now, as MPI_Init will. */
+ * library, when loaded, to read .scrconf now, as MPI_Init will; --load-rules-mpi
+ * also turns on virtual rule directories, as the engine does under MPI (a call
+ * that no rule's file can match then goes to libc and returns through the
+ * wrapper, which looks at its result). */
 
 #define BLOCK 200
 
@@ -65,9 +68,10 @@ static void run_block(const calls* c, const char* path, double best[3])
 
 int main(int argc, char** argv)
 {
-  int rules = argc > 1 && strcmp(argv[1], "--load-rules") == 0;
+  int mpi = argc > 1 && strcmp(argv[1], "--load-rules-mpi") == 0;
+  int rules = mpi || (argc > 1 && strcmp(argv[1], "--load-rules") == 0);
   if (argc != 3 + rules) {
-    fprintf(stderr, "usage: preload-passthrough [--load-rules] PATH ITERATIONS\n");
+    fprintf(stderr, "usage: preload-passthrough [--load-rules|--load-rules-mpi] PATH ITERATIONS\n");
     return 2;
   }
   const char* path = argv[1 + rules];
@@ -80,6 +84,8 @@ int main(int argc, char** argv)
       fprintf(stderr, "preload-passthrough: %s\n", message);
       return 1;
     }
+    void (*directories)(int) = (void (*)(int)) dlsym(RTLD_DEFAULT, "scr_preload_hooks_virtual_directories");
+    if (mpi && directories) directories(1);
   }
 
   calls wrapped = { open, stat, fopen };

@@ -38,6 +38,7 @@ for round in $(seq "$rounds"); do
     set -- $("$bench" "$path" "$iterations"); echo "plain $kind $2 $3 $5 $6 $8 $9"
     set -- $(LD_PRELOAD="$preload" "$bench" "$path" "$iterations"); echo "inert $kind $2 $3 $5 $6 $8 $9"
     set -- $(LD_PRELOAD="$preload" "$bench" --load-rules "$path" "$iterations"); echo "rules $kind $2 $3 $5 $6 $8 $9"
+    set -- $(LD_PRELOAD="$preload" "$bench" --load-rules-mpi "$path" "$iterations"); echo "mpi $kind $2 $3 $5 $6 $8 $9"
   done
 done >runs.txt
 
@@ -48,12 +49,12 @@ awk -v rounds="$rounds" -v iterations="$iterations" '
     printf "fastest blocks of %d runs of %d calls, both sides alternating in each run\n", rounds, iterations
     split("outside absolute relative", kinds, " ")
     split("/etc/passwd (outside the prefix),prefix/data/input.dat (absolute),data/input.dat (relative)", labels, ",")
-    split("plain inert rules", configs, " ")
+    split("plain inert rules mpi", configs, " ")
     names["plain"] = "no preload (both libc)"; names["inert"] = "preload, no rules"
-    names["rules"] = "preload, 10 rules, no match"
+    names["rules"] = "preload, 10 rules, no match"; names["mpi"] = " + virtual dirs (as in MPI)"
     for (k = 1; k <= 3; k++) {
       printf "%s:\n  %-28s %22s %22s %22s\n", labels[k], "", "open+close", "stat", "fopen+fclose"
-      for (c = 1; c <= 3; c++) {
+      for (c = 1; c <= 4; c++) {
         key = configs[c] " " kinds[k]
         printf "  %-28s", names[configs[c]]
         for (i = 3; i <= 8; i += 2) printf " %6.0f / %6.0f (%4.2f)", best[key, i], best[key, i + 1], best[key, i] / best[key, i + 1]
