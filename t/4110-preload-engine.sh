@@ -96,13 +96,15 @@ test_expect_success 'a program dropping its old checkpoints (unlink) drops them 
   test -n \"\$(find $SCR_CACHE_BASE -name ckpt.8.1)\" && test -z \"\$(find $SCR_CACHE_BASE -name 'ckpt.[246].*')\"
 "
 
-test_expect_success 'remove() and rmdir() drop an old checkpoint and its directory from the view' "
+test_expect_success 'remove(), unlink() and rmdir() drop an old checkpoint and its directory from the view, with the errno of a file system' "
   fresh rm && echo 'PRELOAD=ckpt_{step}/rank_{rank}.bin TYPE=CHECKPOINT' >$TRASH/rm/.scrconf &&
   SCR_FLUSH=0 SCR_CACHE_SIZE=4 run cxx_ofstream rm rm.out &&
   (cd $TRASH/rm && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=\"$preload\" $top_builddir/t/helpers/mpi-remove \\
+     unlink:ckpt_6 rmdir:ckpt_6/rank_%d.bin \\
      rmdir:ckpt_6 remove:ckpt_6/rank_%d.bin remove:ckpt_6/rank_%d.bin rmdir:ckpt_6 rmdir:ckpt_6 \\
      remove:ckpt_4 remove:ckpt_4/rank_%d.bin remove:ckpt_4) >remove.out 2>remove.err &&
-  printf '%s\\n' 'rmdir ckpt_6: -1 Directory not empty' 'remove ckpt_6/rank_0.bin: 0 ok' \\
+  printf '%s\\n' 'unlink ckpt_6: -1 Is a directory' 'rmdir ckpt_6/rank_0.bin: -1 Not a directory' \\
+    'rmdir ckpt_6: -1 Directory not empty' 'remove ckpt_6/rank_0.bin: 0 ok' \\
     'remove ckpt_6/rank_0.bin: -1 No such file or directory' 'rmdir ckpt_6: 0 ok' \\
     'rmdir ckpt_6: -1 No such file or directory' 'remove ckpt_4: -1 Directory not empty' \\
     'remove ckpt_4/rank_0.bin: 0 ok' 'remove ckpt_4: 0 ok' >remove.expect &&

@@ -454,29 +454,32 @@ static void engine_keep_parent(const char* path)
 }
 
 /* rmdir of a rule directory: one that exists only in the view (made by
- * mkdir, never on the file system) goes when nothing shown is left in it; a
+ * mkdir, or emptied by removals) goes when nothing shown is left in it; a
  * directory that shows cached files is not empty, whatever the file system
- * holds; the file system decides the rest */
+ * holds, and a shown file is not a directory; the file system decides the
+ * rest (the view is changed only when the answer is the view's) */
 static int engine_rmdir(const scr_preload_target* t, int* handled)
 {
-  if (!t->directory || !scr_path_is_within(t->path, scr.prefix)) return -1;
+  if (!scr_path_is_within(t->path, scr.prefix)) return -1;
   pthread_mutex_lock(&scr_engine_lock);
-  int rc = -1;
+  int rc = -1, dataset = -1;
   struct stat st;
-  switch (scr_view_remove_directory(t->path)) {
-  case SCR_VIEW_DIRECTORY_NOT_EMPTY:
+  char* file = scr_view_find(t->path, &dataset);
+  int state = file || !t->directory ? SCR_VIEW_DIRECTORY_UNKNOWN : scr_view_remove_directory(t->path, 0);
+  if (file) {
+    *handled = SCR_PRELOAD_HANDLED;
+    errno = ENOTDIR;
+  } else if (state == SCR_VIEW_DIRECTORY_NOT_EMPTY) {
     *handled = SCR_PRELOAD_HANDLED;
     errno = ENOTEMPTY;
-    break;
-  case SCR_VIEW_DIRECTORY_REMOVED:
+  } else if (state == SCR_VIEW_DIRECTORY_REMOVED && lstat(t->path, &st) != 0) {
+    scr_view_remove_directory(t->path, 1);
     scr_mirror_forget(t->path);
     engine_keep_parent(t->path);
-    if (lstat(t->path, &st) != 0) {
-      *handled = SCR_PRELOAD_HANDLED;
-      rc = 0;
-    }
-    break;
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = 0;
   }
+  free(file);
   pthread_mutex_unlock(&scr_engine_lock);
   return rc;
 }
@@ -492,11 +495,13 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
   scr_kvtree* mine = cached ? scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK",
                                                     scr.rank) : NULL;
   if (cached && scr_share_drop(cached)) {
-    /* another rank's file, shown here: gone for this rank (the writer's
-     * own copy is the writer's to delete) */
+    /* another rank's file, shown here: gone for this rank, and from the
+     * prefix directory if it was flushed (the writer's cached file is the
+     * writer's to delete) */
     *handled = SCR_PRELOAD_HANDLED;
     rc = 0;
     scr_mirror_forget(t->path);
+    unlink(t->path);
     engine_keep_parent(t->path);
   } else if (mine) {
     /* the application drops an old checkpoint file: so does the cache, and
@@ -509,8 +514,8 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
     scr_cache_save_filemap();
     scr_mirror_forget(t->path);
     if (unlink(t->path) == 0) rc = 0;
-    if (rc != 0) errno = saved_errno;
     engine_keep_parent(t->path);
+    if (rc != 0) errno = saved_errno;
   }
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);
@@ -574,6 +579,7 @@ static int engine_init(void)
     return SCR_ERR_NOENT;
   }
   scr_mirror_init();
+  scr_share_clear();
   /* the restored dataset is visible at once; it is read through the view */
   int have = 0;
   char name[SCR_MAX_FILENAME];
@@ -595,6 +601,7 @@ static void engine_finalize(void)
   engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_FINALIZE);
   scr_preload_hooks_virtual_directories(0);
   scr_mirror_finalize();
+  scr_share_clear();
   scr_preload_state_install(NULL);
   /* SCR_Finalize may still flush the newest checkpoint: the summary comes
    * after it, over the MPI library's world, which is still there */

@@ -22,11 +22,12 @@ char* scr_view_find(const char* orig, int* dataset);
 void scr_view_add_directory(const char* path);
 /* 1 when path is such a directory or holds a file shown by the view */
 int scr_view_is_directory(const char* path);
-/* rmdir of a directory in the view: SCR_VIEW_DIRECTORY_REMOVED when it was
- * one made by mkdir and held nothing shown (it is gone from the view), _NOT_EMPTY
- * when it holds a shown file or such a directory, _UNKNOWN otherwise */
+/* rmdir of a directory in the view: SCR_VIEW_DIRECTORY_REMOVED when it is
+ * one made by mkdir (or kept after removals) and holds nothing shown (with
+ * remove set, it is then gone from the view), _NOT_EMPTY when it holds a
+ * shown file or such a directory, _UNKNOWN otherwise */
 enum { SCR_VIEW_DIRECTORY_UNKNOWN, SCR_VIEW_DIRECTORY_REMOVED, SCR_VIEW_DIRECTORY_NOT_EMPTY };
-int scr_view_remove_directory(const char* path);
+int scr_view_remove_directory(const char* path, int remove);
 
 /* call visit(orig, shown, is_directory, arg) for every file the view shows
  * (newest dataset first; shown: the file to read) and every directory made
@@ -56,6 +57,8 @@ int scr_share_each(int id, int (*visit)(const char* orig, const char* shown, int
 /* forget the shared file shown at `shown` (the application deleted it): 1 if
  * it was one */
 int scr_share_drop(const char* shown);
+/* remove every copy (at start-up, what a run that died left; at the end) */
+void scr_share_clear(void);
 
 /* the view's hooks */
 int scr_view_stat(const scr_preload_target* target, int at_flags, char* redirect, int* handled);

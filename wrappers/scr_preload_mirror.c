@@ -1,8 +1,10 @@
 /* scr_preload_mirror.c - rule directories that exist only in the view, made real
- * as trees of hard links in node-local storage, so that descriptors of them work. */
+ * as trees of empty placeholders in node-local storage, so that descriptors of them work. */
 #include "config.h"
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,26 +21,36 @@
  * it: fdopendir or getdents64, then fstatat, openat, unlinkat (C++'s
  * std::filesystem::remove_all, Python's os.scandir(fd) and shutil.rmtree).
  * Those need a real directory. The mirror of a virtual directory is one,
- * under <cache>/.scr_view.<rank>/ at the same relative path, holding a hard
- * link to each file the view shows there (the cached file itself; a symbolic
- * link where no hard link can be made) and a directory for each directory.
- * stat of the virtual directory shows the mirror, so the name and the
- * descriptor agree (same device and inode, which shutil.rmtree checks); the
- * preload names paths resolved inside the mirror back to their original
- * paths (scr_preload_hooks_view_mirror), so the calls relative to the
- * descriptor reach the engine like any other. */
+ * under <cache>/.scr_view.<rank>/ at the same relative path, holding an
+ * empty file for each file the view shows there and a directory for each
+ * directory. The entries only carry names and types: every call relative to
+ * the mirror is matched under the original path the preload names it by
+ * (scr_preload_hooks_view_mirror), so it reaches the view like any other and
+ * is answered from the cached file; holding no data, a mirror keeps nothing
+ * alive that the cache drops. stat of the virtual directory shows the
+ * mirror, so the name and a descriptor agree (same device and inode, which
+ * shutil.rmtree checks); a refill changes entries in place, so descriptors
+ * of subdirectories stay valid. */
 
 static char* mirror_root = NULL;
 
 int scr_mirror_init(void)
 {
-  if (asprintf(&mirror_root, "%s/.scr_view.%d", scr.cache_dir, scr.rank) < 0) {
-    mirror_root = NULL;
-    return SCR_ERR_NOMEM;
+  char* root = NULL;
+  if (asprintf(&root, "%s/.scr_view.%d", scr.cache_dir, scr.rank) < 0) return SCR_ERR_NOMEM;
+  scr_io_remove_tree(root); /* an earlier run's */
+  /* the kernel names a descriptor's directory by its canonical path, which
+   * is what the preload compares with */
+  char canonical[PATH_MAX];
+  if (scr_io_mkdir_p(root, 0700) != SCR_SUCCESS || !realpath(root, canonical)) {
+    scr_err("cannot make the directory %s for descriptors of virtual directories: %s", root, strerror(errno));
+    free(root);
+    return SCR_ERR_IO;
   }
-  scr_io_remove_tree(mirror_root); /* an earlier run's */
-  scr_preload_hooks_view_mirror(mirror_root, scr.prefix);
-  return SCR_SUCCESS;
+  free(root);
+  mirror_root = strdup(canonical);
+  if (mirror_root) scr_preload_hooks_view_mirror(mirror_root, scr.prefix);
+  return mirror_root ? SCR_SUCCESS : SCR_ERR_NOMEM;
 }
 
 void scr_mirror_finalize(void)
@@ -61,42 +73,75 @@ static char* mirror_of(const char* orig)
   return path;
 }
 
-struct mirror_fill {
-  const char* dir;      /* the virtual directory */
-  const char* mirror;   /* its mirror */
+/* what the view shows below a virtual directory: relative path -> "F" or "D" */
+struct mirror_want {
+  const char* dir;
+  scr_kvtree* entries;
 };
 
-/* one shown file or directory below the virtual directory into the mirror;
- * the newest dataset comes first, so an older file of the same name stays out */
-static int mirror_add(const char* orig, const char* shown, int is_directory, void* arg)
+static int mirror_want_entry(const char* orig, const char* shown, int is_directory, void* arg)
 {
-  const struct mirror_fill* f = arg;
-  if (!scr_path_is_within(orig, f->dir) || strcmp(orig, f->dir) == 0) return 0;
-  char* relpath = scr_path_relative_to(f->dir, orig);
-  char* path = relpath ? scr_path_join(f->mirror, relpath) : NULL;
-  char* parent = path ? scr_path_dirname(path) : NULL;
-  if (parent && scr_io_mkdir_p(is_directory ? path : parent, 0700) == SCR_SUCCESS && !is_directory &&
-      link(shown, path) != 0 && errno != EEXIST && symlink(shown, path) != 0 && errno != EEXIST)
-    scr_err("cannot show %s in the mirror %s: %s", orig, path, strerror(errno));
-  free(parent);
-  free(path);
+  (void) shown;
+  struct mirror_want* w = arg;
+  if (!scr_path_is_within(orig, w->dir) || strcmp(orig, w->dir) == 0) return 0;
+  char* relpath = scr_path_relative_to(w->dir, orig);
+  if (!relpath) return 0;
+  /* the newest dataset comes first: a name already wanted keeps its kind */
+  if (!scr_kvtree_get(w->entries, relpath)) scr_kvtree_set_kv(w->entries, relpath, is_directory ? "D" : "F");
+  /* and every directory leading to it */
+  for (char* slash = strrchr(relpath, '/'); slash; slash = strrchr(relpath, '/')) {
+    *slash = '\0';
+    scr_kvtree_set_kv(w->entries, relpath, "D");
+  }
   free(relpath);
   return 0;
 }
 
-/* empty the mirror directory, keeping the directory itself (its inode is
- * what stat showed) */
-static void mirror_empty(const char* mirror)
+static const char* mirror_kind(const scr_kvtree* entries, const char* relpath)
 {
-  DIR* d = opendir(mirror);
+  scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(entries, relpath));
+  return e ? scr_kvtree_elem_key(e) : NULL;
+}
+
+/* remove what the mirror below `path` (relative: rel, "" at the top) holds
+ * and the view no longer shows, or shows as the other kind */
+static void mirror_prune(const char* path, const char* rel, const scr_kvtree* entries)
+{
+  DIR* d = opendir(path);
   struct dirent* e;
   while (d && (e = readdir(d)) != NULL) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char* path = scr_path_join(mirror, e->d_name);
-    if (path) scr_io_remove_tree(path);
-    free(path);
+    char* sub = scr_path_join(path, e->d_name);
+    char* subrel = *rel ? scr_path_join(rel, e->d_name) : strdup(e->d_name);
+    const char* kind = subrel ? mirror_kind(entries, subrel) : NULL;
+    int is_directory = e->d_type == DT_DIR;
+    if (sub && subrel && kind && (strcmp(kind, "D") == 0) == is_directory) {
+      if (is_directory) mirror_prune(sub, subrel, entries);
+    } else if (sub) {
+      scr_io_remove_tree(sub);
+    }
+    free(subrel);
+    free(sub);
   }
   if (d) closedir(d);
+}
+
+static void mirror_fill(const char* mirror, const scr_kvtree* entries)
+{
+  for (scr_kvtree_elem* e = scr_kvtree_first(entries); e; e = scr_kvtree_next(e)) {
+    const char* kind = mirror_kind(entries, scr_kvtree_elem_key(e));
+    char* path = scr_path_join(mirror, scr_kvtree_elem_key(e));
+    char* parent = path ? scr_path_dirname(path) : NULL;
+    int rc = parent ? scr_io_mkdir_p(kind && strcmp(kind, "D") == 0 ? path : parent, 0700) : SCR_ERR_NOMEM;
+    if (rc == SCR_SUCCESS && kind && strcmp(kind, "F") == 0) {
+      int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd >= 0) close(fd);
+      else if (errno != EEXIST) rc = SCR_ERR_IO;
+    }
+    if (rc != SCR_SUCCESS) scr_err("cannot show %s in %s: %s", scr_kvtree_elem_key(e), mirror, strerror(errno));
+    free(parent);
+    free(path);
+  }
 }
 
 char* scr_mirror_directory(const char* dir, int fill)
@@ -107,9 +152,11 @@ char* scr_mirror_directory(const char* dir, int fill)
     return NULL;
   }
   if (fill) {
-    struct mirror_fill f = { dir, mirror };
-    mirror_empty(mirror);
-    scr_view_each_entry(mirror_add, &f);
+    struct mirror_want want = { dir, scr_kvtree_new() };
+    scr_view_each_entry(mirror_want_entry, &want);
+    mirror_prune(mirror, "", want.entries);
+    mirror_fill(mirror, want.entries);
+    scr_kvtree_delete(&want.entries);
   }
   return mirror;
 }

@@ -94,6 +94,28 @@ static int unlink_real(int kind, int dirfd, const char* path, int flags)
   return (int) syscall(SYS_unlinkat, dirfd, path, flags);
 }
 
+/* an unlink (not rmdir) that failed for a missing name: a rule directory
+ * that exists only in the view is a directory, as unlink(2) says (EISDIR),
+ * which is what glibc's remove goes on to rmdir for */
+static SCR_PRELOAD_COLD int unlink_missing(const scr_preload_ruleset* rules, int kind, int dirfd, const char* path,
+                                           int saved_errno)
+{
+  int failure = errno;
+  scr_preload_lookup l;
+  if (!rules || scr_preload_state_dryrun() ||
+      !scr_preload_lookup_path(&l, rules, unlink_names[kind], dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY)) {
+    errno = failure;
+    return -1;
+  }
+  char redirect[PATH_MAX];
+  int handled = SCR_PRELOAD_PASS, answer;
+  SCR_PRELOAD_HOOK_CALL(answer, scr_preload_hook_stat(&l.t, AT_SYMLINK_NOFOLLOW, redirect, &handled));
+  (void) answer; /* a redirect means the view shows a directory there */
+  (void) saved_errno;
+  errno = handled == SCR_PRELOAD_REDIRECT ? EISDIR : failure;
+  return -1;
+}
+
 /* flags as unlinkat's: AT_REMOVEDIR for rmdir */
 static int unlink_routed(int kind, const scr_preload_ruleset* rules, int dirfd, const char* path, int flags)
 {
@@ -102,8 +124,14 @@ static int unlink_routed(int kind, const scr_preload_ruleset* rules, int dirfd, 
   /* only rmdir-like calls can name a rule directory */
   int what = SCR_PRELOAD_LOOKUP_FILE | ((flags & AT_REMOVEDIR) ? SCR_PRELOAD_LOOKUP_DIRECTORY : 0);
   if (!scr_preload_lookup_path(&l, rules, unlink_names[kind], dirfd, path, what) ||
-      scr_preload_state_dryrun())
-    return unlink_real(kind, dirfd, path, flags);
+      scr_preload_state_dryrun()) {
+    int saved_errno = errno;
+    int rc = unlink_real(kind, dirfd, path, flags);
+    if (rc == 0 || (flags & AT_REMOVEDIR) || (errno != ENOENT && errno != ENOTDIR) ||
+        !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED) || scr_preload_state_dryrun())
+      return rc;
+    return unlink_missing(rules, kind, dirfd, path, saved_errno);
+  }
   int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;
   SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_unlink(&l.t, flags, &handled));
   if (handled == SCR_PRELOAD_HANDLED) {
@@ -116,7 +144,8 @@ static int unlink_routed(int kind, const scr_preload_ruleset* rules, int dirfd, 
 
 SCR_PRELOAD_WRAPPER int unlink(const char* path)
 {
-  SCR_PRELOAD_WRAP_FILE(unlink, path, unlink_routed(UNLINK, scr_preload_wrap_rules(), AT_FDCWD, path, 0), path);
+  SCR_PRELOAD_WRAP_DIRECTORY(unlink, path, unlink_missing(rules, UNLINK, AT_FDCWD, path, saved_errno),
+                             unlink_routed(UNLINK, scr_preload_wrap_rules(), AT_FDCWD, path, 0), path);
 }
 
 SCR_PRELOAD_WRAPPER int unlinkat(int dirfd, const char* path, int flags)
@@ -130,14 +159,12 @@ SCR_PRELOAD_WRAPPER int rmdir(const char* path)
 }
 
 /* glibc's remove unlinks, then removes the directory on EISDIR, through its
- * internal names, which no wrapper sees: the same through the wrappers. A
- * directory that exists only in the view is not on the file system, so
- * unlink says ENOENT; rmdir then decides (on a name that does not exist at
- * all, it says ENOENT too). */
+ * internal names, which no wrapper sees: the same through the wrappers (a
+ * rule directory that exists only in the view says EISDIR to unlink too) */
 static int remove_routed(const char* path)
 {
   if (unlink(path) == 0) return 0;
-  if (errno != EISDIR && errno != ENOENT) return -1;
+  if (errno != EISDIR) return -1;
   return rmdir(path);
 }
 

@@ -1,16 +1,16 @@
 /* scr_preload_share.c - at restart, the files of the restored checkpoint that
- * one rank wrote for all (a header, a step's metadata) are handed to every rank. */
+ * one rank wrote for all (a header, a step's metadata) are copied to every rank. */
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <mpi.h>
 #include "scr_error.h"
 #include "scr_log.h"
+#include "scr_path.h"
 #include "scr_io.h"
 #include "scr_filemap.h"
 #include "scr_globals.h"
@@ -23,19 +23,41 @@
  * system every rank can read every file: codes where rank 0 writes a header
  * that all ranks read at restart would find it missing on every other rank.
  * The files of a rule without {rank} that exactly one rank wrote in the
- * restored dataset are therefore broadcast at restart into an anonymous
- * memory file (memfd) on every other rank, shown at the original path by
- * the view. They live as long as the process; nothing of them is saved, so a
- * later run, perhaps on other nodes, starts from the cache as it was. */
+ * restored dataset are therefore broadcast at restart to every other rank,
+ * which keeps a copy under <cache>/.scr_shared.<rank>/ (outside every
+ * dataset and every filemap) shown at the original path by the view. The
+ * copies are removed at MPI_Finalize, and at the next start after a run that
+ * died: a later run, perhaps on other nodes, starts from the cache as it was. */
 
 struct shared_file {
   char* orig;        /* the path the application reads */
-  char shown[64];    /* /proc/self/fd/<fd> of the memory file */
-  int fd;
+  char* shown;       /* the copy */
   int dataset;
 };
 static struct shared_file* shared = NULL;
 static int shared_count = 0;
+
+/* this rank's directory of copies */
+static char* share_dir(void)
+{
+  char* dir = NULL;
+  if (asprintf(&dir, "%s/.scr_shared.%d", scr.cache_dir, scr.rank) < 0) return NULL;
+  return dir;
+}
+
+void scr_share_clear(void)
+{
+  for (int i = 0; i < shared_count; i++) {
+    free(shared[i].orig);
+    free(shared[i].shown);
+  }
+  free(shared);
+  shared = NULL;
+  shared_count = 0;
+  char* dir = share_dir();
+  if (dir) scr_io_remove_tree(dir);
+  free(dir);
+}
 
 /* this rank's single-writer candidates of dataset id: RANK/<r>/FILE/<orig>/{CACHE, SIZE} */
 static scr_kvtree* share_candidates(int id)
@@ -87,22 +109,39 @@ static void share_choose(const scr_kvtree* all, scr_kvtree* plan)
   scr_kvtree_delete(&writers);
 }
 
-static void share_add(const char* orig, int fd, int id)
+static void share_add(const char* orig, char* shown, int id)
 {
   struct shared_file* grown = realloc(shared, (size_t) (shared_count + 1) * sizeof(*shared));
   char* copy = strdup(orig);
   if (!grown || !copy) {
     if (grown) shared = grown;
     free(copy);
-    close(fd);
+    unlink(shown);
+    free(shown);
     return;
   }
   shared = grown;
-  struct shared_file* s = &shared[shared_count++];
-  s->orig = copy;
-  s->fd = fd;
-  s->dataset = id;
-  snprintf(s->shown, sizeof(s->shown), "/proc/self/fd/%d", fd);
+  shared[shared_count].orig = copy;
+  shared[shared_count].shown = shown;
+  shared[shared_count].dataset = id;
+  shared_count++;
+}
+
+/* the copy of orig on this rank: the same relative path below its directory */
+static char* share_copy_path(const char* orig)
+{
+  char* dir = share_dir();
+  char* relpath = scr_path_relative_to(scr.prefix, orig);
+  char* path = dir && relpath && scr_path_is_safe_relative(relpath) ? scr_path_join(dir, relpath) : NULL;
+  char* parent = path ? scr_path_dirname(path) : NULL;
+  if (!parent || scr_io_mkdir_p(parent, 0700) != SCR_SUCCESS) {
+    free(path);
+    path = NULL;
+  }
+  free(parent);
+  free(relpath);
+  free(dir);
+  return path;
 }
 
 /* one file from its writer to every other rank; 1 if this rank now shows it */
@@ -110,12 +149,14 @@ static int share_one(const char* orig, int owner, uint64_t size, const char* cac
 {
   int fd = -1;
   long long state = 0;   /* the writer's: 1 while its file reads fully */
+  char* copy = NULL;
   if (scr.rank == owner) {
     fd = cache ? open(cache, O_RDONLY | O_CLOEXEC) : -1;
     state = fd >= 0;
   } else {
-    fd = memfd_create("scr-shared", MFD_CLOEXEC);
-    if (fd < 0) scr_err("cannot make a memory file for %s: %s", orig, strerror(errno));
+    copy = share_copy_path(orig);
+    fd = copy ? open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    if (fd < 0) scr_err("cannot keep a copy of %s in %s: %s", orig, copy ? copy : "the cache", strerror(errno));
   }
   int ok = fd >= 0;
   for (uint64_t off = 0; off < size; off += scr.file_buf_size) {
@@ -128,16 +169,15 @@ static int share_one(const char* orig, int owner, uint64_t size, const char* cac
     if (scr.rank != owner && ok && scr_io_write_full(fd, buf, n) != (ssize_t) n) ok = 0;
   }
   MPI_Bcast(&state, 1, MPI_LONG_LONG, owner, scr.comm_world);
-  if (scr.rank == owner) {
-    if (fd >= 0) close(fd);
-    return 0;
-  }
+  if (fd >= 0 && close(fd) != 0) ok = 0;
+  if (scr.rank == owner) return 0;
   if (!ok || !state) {
-    if (fd >= 0) close(fd);
+    if (copy) unlink(copy);
+    free(copy);
     scr_err("cannot show %s, written by rank %d, to this rank: it is read from the prefix directory", orig, owner);
     return 0;
   }
-  share_add(orig, fd, id);
+  share_add(orig, copy, id);
   return 1;
 }
 
@@ -195,7 +235,8 @@ int scr_share_drop(const char* shown)
 {
   for (int i = 0; i < shared_count; i++) {
     if (strcmp(shared[i].shown, shown) != 0) continue;
-    close(shared[i].fd);
+    unlink(shared[i].shown);
+    free(shared[i].shown);
     free(shared[i].orig);
     shared[i] = shared[--shared_count];
     return 1;

@@ -145,7 +145,7 @@ int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is
   return rc;
 }
 
-int scr_view_remove_directory(const char* path)
+int scr_view_remove_directory(const char* path, int remove)
 {
   if (view_each(view_holds, (void*) path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
   int found = -1;
@@ -154,6 +154,7 @@ int scr_view_remove_directory(const char* path)
     else if (scr_path_is_within(view_directories[i], path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
   }
   if (found < 0) return SCR_VIEW_DIRECTORY_UNKNOWN;
+  if (!remove) return SCR_VIEW_DIRECTORY_REMOVED;
   free(view_directories[found]);
   view_directories[found] = view_directories[--view_directory_count];
   return SCR_VIEW_DIRECTORY_REMOVED;

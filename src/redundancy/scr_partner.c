@@ -76,8 +76,8 @@ static int scr_partner_exchange(struct scr_stream* out, int to, struct scr_strea
                                 MPI_Comm comm)
 {
   uint64_t out_len = out ? out->length : 0, in_len = 0;
-  int sent = scr_mpi_sendrecv(out ? &out_len : NULL, sizeof(out_len), to, in ? &in_len : NULL,
-                              sizeof(in_len), from, SCR_PARTNER_TAG, comm) == SCR_SUCCESS;
+  int sent = scr_mpi_sendrecv(&out_len, out ? sizeof(out_len) : 0, to, &in_len, in ? sizeof(in_len) : 0, from,
+                              SCR_PARTNER_TAG, comm) == SCR_SUCCESS;
   size_t piece = scr.file_buf_size;
   unsigned char* send_buf = malloc(piece);
   unsigned char* recv_buf = malloc(piece);

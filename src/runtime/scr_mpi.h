@@ -23,7 +23,7 @@ int scr_mpi_split_by_host(MPI_Comm comm, const char* hostname, MPI_Comm* node_co
 
 /* Point-to-point byte transfers that wait politely (scr_mpi_transfer.c): they
  * yield the processor between polls, so a rank waiting for a peer on the same
- * core lets it run. A NULL buffer or a zero length leaves that side out.
+ * core lets it run. A zero length leaves that side out.
  * Return SCR_SUCCESS, or an error when a length exceeds INT_MAX or MPI fails. */
 int scr_mpi_sendrecv(const void* send, size_t send_bytes, int to, void* recv, size_t recv_bytes, int from,
                      int tag, MPI_Comm comm);

@@ -38,10 +38,10 @@ int scr_mpi_sendrecv(const void* send, size_t send_bytes, int to, void* recv, si
   int send_count = scr_mpi_count(send_bytes), recv_count = scr_mpi_count(recv_bytes);
   if (send_count < 0 || recv_count < 0) return SCR_ERR_INVALID;
   MPI_Request requests[2];
-  /* a side left out is a transfer with MPI_PROC_NULL, which completes at
-   * once (MPI still checks a NULL buffer of a non-zero count) */
-  if (!recv || recv_count == 0) { from = MPI_PROC_NULL; recv_count = 0; }
-  if (!send || send_count == 0) { to = MPI_PROC_NULL; send_count = 0; }
+  /* a side of zero bytes is a transfer with MPI_PROC_NULL, which completes
+   * at once; a NULL buffer of a non-zero count stays MPI's error */
+  if (recv_count == 0) from = MPI_PROC_NULL;
+  if (send_count == 0) to = MPI_PROC_NULL;
   MPI_Irecv(recv, recv_count, MPI_BYTE, from, tag, comm, &requests[0]);
   MPI_Isend(send, send_count, MPI_BYTE, to, tag, comm, &requests[1]);
   return scr_mpi_wait_all(2, requests);

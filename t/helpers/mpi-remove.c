@@ -4,6 +4,7 @@
  *
  * usage: mpi-remove OP:PATH...   "%d" in PATH is the rank; OP is
  *   remove   remove(PATH)
+ *   unlink   unlink(PATH)
  *   rmdir    rmdir(PATH)
  *   rmtree   lstat(PATH), open(PATH, O_RDONLY) and fstat must name the same
  *            directory (else -1 ELOOP), then below it, relative to that
@@ -74,14 +75,16 @@ int main(int argc, char** argv)
   for (int i = 1; i < argc; i++) {
     const char* colon = strchr(argv[i], ':');
     size_t op = colon ? (size_t) (colon - argv[i]) : 0;
-    int kind = !colon ? -1 : (op == 6 && !strncmp(argv[i], "remove", 6)) ? 0 :
-               (op == 5 && !strncmp(argv[i], "rmdir", 5)) ? 1 : (op == 6 && !strncmp(argv[i], "rmtree", 6)) ? 2 : -1;
+    static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink" };
+    int kind = -1;
+    for (int k = 0; colon && k < 4; k++)
+      if (op == strlen(ops[k]) && strncmp(argv[i], ops[k], op) == 0) kind = k;
     char path[4096];
     if (kind < 0 || (size_t) snprintf(path, sizeof(path), colon + 1, rank) >= sizeof(path)) {
       if (rank == 0) fprintf(stderr, "mpi-remove: bad operation '%s' (OP:PATH)\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int rc = kind == 0 ? remove(path) : kind == 1 ? rmdir(path) : remove_tree(path);
+    int rc = kind == 0 ? remove(path) : kind == 1 ? rmdir(path) : kind == 2 ? remove_tree(path) : unlink(path);
     if (rank == 0) printf("%.*s %s: %d %s\n", (int) op, argv[i], path, rc, rc == 0 ? "ok" : strerror(errno));
     MPI_Barrier(MPI_COMM_WORLD);
   }
