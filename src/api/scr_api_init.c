@@ -71,7 +71,9 @@ int SCR_Init(void)
   scr_event_log("INIT", "ranks=%d prefix=%s", scr.ranks, scr.prefix);
   scr_reddesc_init();
   scr_cache_load_filemap();
+  double distribute_start = scr_log_seconds();
   scr_cache_distribute();
+  if (scr.rank == 0) scr_dbg(2, "cached files placed on their ranks in %.3f s", scr_log_seconds() - distribute_start);
   scr_cache_start_reaper();
   scr_restart_init_counters();
   /* SCR_CURRENT (often set with SCR_Configf) names the checkpoint to restart from */

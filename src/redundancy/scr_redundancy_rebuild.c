@@ -258,8 +258,12 @@ static int scr_rebuild_partner(int id, const struct scr_rebuild_role* role, MPI_
 
 int scr_redundancy_recover(int id)
 {
+  double start = scr_log_seconds();
   int intact = scr_filemap_get_dataset(scr.filemap, id) && scr_redundancy_check_local(id);
-  if (scr_mpi_all_true(intact, scr.comm_world)) return SCR_SUCCESS;
+  int all_intact = scr_mpi_all_true(intact, scr.comm_world);
+  double checked = scr_log_seconds();
+  if (scr.rank == 0) scr_dbg(2, "dataset %d: files checked in %.3f s", id, checked - start);
+  if (all_intact) return SCR_SUCCESS;
 
   struct scr_rebuild_role role;
   scr_kvtree* desc = scr_kvtree_new();
@@ -297,6 +301,7 @@ int scr_redundancy_recover(int id)
   if (ok && scr.rank == 0)
     scr_info("dataset %d: rebuilt the lost parts from %s redundancy", id,
              scr_reddesc_type_name(role.type));
+  if (scr.rank == 0) scr_dbg(2, "dataset %d: rebuild took %.3f s", id, scr_log_seconds() - checked);
   free(lost);
   MPI_Comm_free(&comm);
   scr_kvtree_delete(&desc);
