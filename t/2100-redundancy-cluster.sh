@@ -46,6 +46,21 @@ for scheme in PARTNER XOR RS; do
   "
 done
 
+# a rebuild sends again only the copies the lost node held: the next loss,
+# of the node whose copies those are, must be rebuilt from them
+export SCR_COPY_TYPE=PARTNER
+test_expect_success 'PARTNER: the copies a rebuilt node holds again protect its left neighbour' "
+  fresh_start &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+  cluster kill node1 && cluster revive node1 &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+  expect_grep 'restart: ckpt.2' out && expect_grep 'rebuilt the lost parts' err &&
+  cluster kill node0 && cluster revive node0 &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 3 --bytes $bytes >out 2>err &&
+  expect_grep 'restart: ckpt.2' out && expect_grep 'rebuilt the lost parts' err &&
+  ! grep -q 'restart rejected' out
+"
+
 export SCR_COPY_TYPE=RS
 test_expect_success 'RS k=2: two nodes of every set lost, restart is exact' "
   fresh_start &&

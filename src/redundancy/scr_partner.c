@@ -120,9 +120,17 @@ static char* scr_partner_dir(int id, int rank)
 
 int scr_partner_apply(int id, const struct scr_reddesc* d)
 {
+  return scr_partner_apply_to(id, d, NULL);
+}
+
+int scr_partner_apply_to(int id, const struct scr_reddesc* d, const int* only)
+{
   int n = d->set_ranks;
   int right = (d->set_rank + d->hop_distance) % n;
   int left = ((d->set_rank - d->hop_distance) % n + n) % n;
+  /* with `only`, a member sends its files to its partner on the right when
+   * that one is marked, and receives when it is marked itself */
+  int sending = !only || only[right], receiving = !only || only[d->set_rank];
   scr_kvtree* mine = scr_partner_my_meta(id);
   scr_kvtree* theirs = scr_kvtree_new();
 
@@ -131,35 +139,40 @@ int scr_partner_apply(int id, const struct scr_reddesc* d)
   char* out = malloc(out_len);
   scr_kvtree_pack(mine, out);
   unsigned long long in_len = 0, send_len = out_len;
-  MPI_Sendrecv(&send_len, 1, MPI_UNSIGNED_LONG_LONG, right, SCR_PARTNER_TAG, &in_len, 1,
-               MPI_UNSIGNED_LONG_LONG, left, SCR_PARTNER_TAG, d->set_comm, MPI_STATUS_IGNORE);
+  int ok = scr_mpi_sendrecv(&send_len, sending ? sizeof(send_len) : 0, right, &in_len,
+                            receiving ? sizeof(in_len) : 0, left, SCR_PARTNER_TAG, d->set_comm) == SCR_SUCCESS;
   char* in = malloc(in_len ? in_len : 1);
-  int ok = scr_mpi_sendrecv(out, out_len, right, in, in_len, left, SCR_PARTNER_TAG, d->set_comm) ==
-           SCR_SUCCESS && scr_kvtree_unpack(in, in_len, theirs, NULL) == SCR_SUCCESS;
+  ok = ok && scr_mpi_sendrecv(out, sending ? out_len : 0, right, in, in_len, left, SCR_PARTNER_TAG,
+                              d->set_comm) == SCR_SUCCESS;
+  if (receiving) ok = ok && scr_kvtree_unpack(in, in_len, theirs, NULL) == SCR_SUCCESS;
   free(in);
   free(out);
 
   long long left_rank = -1;
   scr_kvtree_get_int(theirs, "RANK", &left_rank);
-  char* dir = scr_partner_dir(id, (int) left_rank);
+  char* dir = receiving ? scr_partner_dir(id, (int) left_rank) : NULL;
   struct scr_stream my_stream, copy_stream;
-  int mine_open = ok && scr_partner_open(&my_stream, mine, NULL, 0) == SCR_SUCCESS;
-  int copy_open = ok && dir && scr_partner_open(&copy_stream, theirs, dir, 1) == SCR_SUCCESS;
-  ok = scr_mpi_all_true(mine_open && copy_open, d->set_comm);
-  if (ok) ok = scr_partner_exchange(&my_stream, right, &copy_stream, left, d->set_comm);
-  if (ok) ok = scr_partner_set_crcs(&copy_stream, theirs);
+  int mine_open = ok && sending && scr_partner_open(&my_stream, mine, NULL, 0) == SCR_SUCCESS;
+  int copy_open = ok && receiving && dir && scr_partner_open(&copy_stream, theirs, dir, 1) == SCR_SUCCESS;
+  ok = scr_mpi_all_true(ok && mine_open == sending && copy_open == receiving, d->set_comm);
+  if (ok) ok = scr_partner_exchange(sending ? &my_stream : NULL, right, receiving ? &copy_stream : NULL, left,
+                                    d->set_comm);
+  if (ok && receiving) ok = scr_partner_set_crcs(&copy_stream, theirs);
   if (mine_open && ok) ok = scr_partner_set_crcs(&my_stream, mine);
   if (mine_open) scr_stream_close(&my_stream);
   if (copy_open && scr_stream_close(&copy_stream) != SCR_SUCCESS) ok = 0;
 
-  if (ok) {
-    /* own CRCs into the filemap; the copy is recorded under PARTNER/<rank> */
+  if (ok && sending) {
+    /* own CRCs into the filemap */
     for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(mine, "FILE")); e; e = scr_kvtree_next(e)) {
       scr_kvtree* f = scr_kvtree_elem_tree(e);
       scr_kvtree* meta = scr_kvtree_get(scr_filemap_get_files(scr.filemap, id, scr.rank),
                                         scr_kvtree_get_val(f, "PATH"));
       scr_kvtree_set_kv(meta, "CRC", scr_kvtree_get_val(f, "CRC"));
     }
+  }
+  if (ok && receiving) {
+    /* the copy is recorded under PARTNER/<rank> */
     scr_kvtree* held = scr_kvtree_add_kv_int(scr_filemap_add_dataset(scr.filemap, id), "PARTNER",
                                              (int) left_rank);
     scr_kvtree_set_kv(held, "DIR", dir);

@@ -8,6 +8,10 @@
 
 /* collective over the set: send our files to the right partner, keep the left's; 1 if ok */
 int scr_partner_apply(int id, const struct scr_reddesc* d);
+/* the same for the members marked in only[set_rank] alone: each receives the
+ * copy it holds from its partner on the left, which sends it; the others
+ * keep theirs (collective over d->set_comm all the same) */
+int scr_partner_apply_to(int id, const struct scr_reddesc* d, const int* only);
 
 /* 1 if the partner copies this rank holds for dataset id are intact (or it holds none) */
 int scr_partner_check_local(int id);

@@ -240,7 +240,9 @@ static int scr_rebuild_partner(int id, const struct scr_rebuild_role* role, MPI_
   if (ok && lost[role->index]) scr_rebuild_adopt(id, desc, reddesc, meta);
   ok = scr_mpi_all_true(ok, comm);
   if (ok) {
-    /* copies held by the lost members are gone: make them again */
+    /* the copies the lost members held are gone: their partners on the left
+     * send them again; every other copy still matches the files it copies
+     * (a restored member's files are the bytes its copy held) */
     struct scr_reddesc d;
     memset(&d, 0, sizeof(d));
     d.type = SCR_COPY_PARTNER;
@@ -248,8 +250,8 @@ static int scr_rebuild_partner(int id, const struct scr_rebuild_role* role, MPI_
     d.set_rank = role->index;
     d.set_ranks = role->size;
     d.hop_distance = role->hop;
-    scr_kvtree_unset(scr_filemap_get_dataset(scr.filemap, id), "PARTNER");
-    ok = scr_partner_apply(id, &d);
+    if (lost[role->index]) scr_kvtree_unset(scr_filemap_get_dataset(scr.filemap, id), "PARTNER");
+    ok = scr_partner_apply_to(id, &d, lost);
   }
   scr_kvtree_delete(&rec);
   scr_kvtree_delete(&meta);
