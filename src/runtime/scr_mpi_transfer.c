@@ -3,6 +3,7 @@
 #include "config.h"
 #include <limits.h>
 #include <sched.h>
+#include <time.h>
 #include "scr_error.h"
 #include "scr_mpi.h"
 
@@ -12,9 +13,28 @@
  * progress it waits for, for a whole scheduler slice each time: a ring of 1 MiB
  * transfers between 4 ranks on 2 cores ran at 48 MiB/s per rank that way and
  * at 3.5 GiB/s when each wait yields. Alone on a core, sched_yield returns at
- * once and the loop is a plain poll. */
+ * once and the loop is a plain poll.
+ * A rank that only waits for others (a rebuild that involves two members of
+ * a set) must not even stay runnable: yielding, it still counts as load, so
+ * the scheduler kept the two busy members on one core and left the other to
+ * the waiters (a 256 MiB partner copy took 0.2 s or 1.3 s by chance). Once
+ * a wait has lasted a millisecond it sleeps between polls, 10 us at first
+ * and at most 100 us, which a pipeline's hops (a 1 MiB piece each) hardly
+ * notice (a 1 ms cap made the XOR rebuild chain twice as slow). */
+#define SCR_MPI_WAIT_SPIN_NS 1000000L
+#define SCR_MPI_WAIT_NAP_MIN_NS 10000L
+#define SCR_MPI_WAIT_NAP_MAX_NS 100000L
+
+static long scr_mpi_now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
 int scr_mpi_wait_all(int count, MPI_Request* requests)
 {
+  long start = 0, nap = 0;
   for (;;) {
     int pending = 0;
     for (int i = 0; i < count; i++) {
@@ -23,7 +43,15 @@ int scr_mpi_wait_all(int count, MPI_Request* requests)
       pending |= !done;
     }
     if (!pending) return SCR_SUCCESS;
-    sched_yield();
+    long now = scr_mpi_now_ns();
+    if (!start) start = now;
+    if (now - start < SCR_MPI_WAIT_SPIN_NS) {
+      sched_yield();
+      continue;
+    }
+    nap = nap ? (nap * 2 < SCR_MPI_WAIT_NAP_MAX_NS ? nap * 2 : SCR_MPI_WAIT_NAP_MAX_NS) : SCR_MPI_WAIT_NAP_MIN_NS;
+    struct timespec pause = { 0, nap };
+    nanosleep(&pause, NULL);
   }
 }
 
