@@ -25,16 +25,17 @@
 #define SCR_MPI_WAIT_NAP_MIN_NS 10000L
 #define SCR_MPI_WAIT_NAP_MAX_NS 100000L
 
-static long scr_mpi_now_ns(void)
+static long long scr_mpi_now_ns(void)
 {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1000000000L + t.tv_nsec;
+  return (long long) t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 int scr_mpi_wait_all(int count, MPI_Request* requests)
 {
-  long start = 0, nap = 0;
+  long long start = 0;
+  long nap = 0;
   for (;;) {
     int pending = 0;
     for (int i = 0; i < count; i++) {
@@ -43,7 +44,7 @@ int scr_mpi_wait_all(int count, MPI_Request* requests)
       pending |= !done;
     }
     if (!pending) return SCR_SUCCESS;
-    long now = scr_mpi_now_ns();
+    long long now = scr_mpi_now_ns();
     if (!start) start = now;
     if (now - start < SCR_MPI_WAIT_SPIN_NS) {
       sched_yield();
