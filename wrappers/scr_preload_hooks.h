@@ -76,7 +76,10 @@ typedef struct {
  * fopen, fopen64, freopen, freopen64 (flags from the stdio mode: "w" is
  * O_WRONLY|O_CREAT|O_TRUNC, "a+" O_RDWR|O_CREAT|O_APPEND, 'x' O_EXCL, 'e'
  * O_CLOEXEC; mode 0666). Before the real open. mode is meaningful only with
- * O_CREAT or O_TMPFILE in flags.
+ * O_CREAT or O_TMPFILE in flags. Also, like scr_preload_hook_stat, for a rule
+ * directory (target->directory set) after the real open, fopen excepted,
+ * failed with ENOENT or ENOTDIR while virtual directories are in force: only
+ * REDIRECT (a real directory to open instead) counts then.
  * HANDLED: return a real descriptor opened with flags (the cache file), or
  *   -1 with errno; stdio wrappers wrap it with fdopen (freopen through
  *   /proc/self/fd). REDIRECT: the real open of redirect instead.
@@ -125,6 +128,8 @@ SCR_PRELOAD_API int scr_preload_hook_mkdir(const scr_preload_target* target, mod
  * real call failed with ENOENT or ENOTDIR (a directory on the file system
  * answers for itself), with target->directory set, and only while
  * scr_preload_hooks_virtual_directories(1) is in force; PASS keeps that failure.
+ * unlink asks the same way whether a name it could not find is a virtual
+ * directory (a REDIRECT makes it fail with EISDIR).
  * REDIRECT: the real call on redirect (the normal way to show a cached file:
  * the buffer is filled by libc). HANDLED: only -1 with errno (ENOENT for a
  * file that must not be seen); any other value is treated as PASS. */

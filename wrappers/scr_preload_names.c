@@ -97,21 +97,15 @@ static int unlink_real(int kind, int dirfd, const char* path, int flags)
 /* an unlink (not rmdir) that failed for a missing name: a rule directory
  * that exists only in the view is a directory, as unlink(2) says (EISDIR),
  * which is what glibc's remove goes on to rmdir for */
-static SCR_PRELOAD_COLD int unlink_missing(const scr_preload_ruleset* rules, int kind, int dirfd, const char* path,
-                                           int saved_errno)
+static SCR_PRELOAD_COLD int unlink_missing(const scr_preload_ruleset* rules, int kind, int dirfd, const char* path)
 {
   int failure = errno;
   scr_preload_lookup l;
-  if (!rules || scr_preload_state_dryrun() ||
-      !scr_preload_lookup_path(&l, rules, unlink_names[kind], dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY)) {
-    errno = failure;
-    return -1;
-  }
+  if (!scr_preload_lookup_virtual_directory(&l, rules, unlink_names[kind], dirfd, path)) return -1;
   char redirect[PATH_MAX];
   int handled = SCR_PRELOAD_PASS, answer;
   SCR_PRELOAD_HOOK_CALL(answer, scr_preload_hook_stat(&l.t, AT_SYMLINK_NOFOLLOW, redirect, &handled));
   (void) answer; /* a redirect means the view shows a directory there */
-  (void) saved_errno;
   errno = handled == SCR_PRELOAD_REDIRECT ? EISDIR : failure;
   return -1;
 }
@@ -125,12 +119,10 @@ static int unlink_routed(int kind, const scr_preload_ruleset* rules, int dirfd, 
   int what = SCR_PRELOAD_LOOKUP_FILE | ((flags & AT_REMOVEDIR) ? SCR_PRELOAD_LOOKUP_DIRECTORY : 0);
   if (!scr_preload_lookup_path(&l, rules, unlink_names[kind], dirfd, path, what) ||
       scr_preload_state_dryrun()) {
-    int saved_errno = errno;
     int rc = unlink_real(kind, dirfd, path, flags);
-    if (rc == 0 || (flags & AT_REMOVEDIR) || (errno != ENOENT && errno != ENOTDIR) ||
-        !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED) || scr_preload_state_dryrun())
-      return rc;
-    return unlink_missing(rules, kind, dirfd, path, saved_errno);
+    /* rmdir looked the directory up above; an unlink may still name one */
+    if ((flags & AT_REMOVEDIR) || !scr_preload_wrap_missing(rc)) return rc;
+    return unlink_missing(rules, kind, dirfd, path);
   }
   int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;
   SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_unlink(&l.t, flags, &handled));
@@ -144,7 +136,7 @@ static int unlink_routed(int kind, const scr_preload_ruleset* rules, int dirfd, 
 
 SCR_PRELOAD_WRAPPER int unlink(const char* path)
 {
-  SCR_PRELOAD_WRAP_DIRECTORY(unlink, path, unlink_missing(rules, UNLINK, AT_FDCWD, path, saved_errno),
+  SCR_PRELOAD_WRAP_DIRECTORY(unlink, path, unlink_missing(rules, UNLINK, AT_FDCWD, path),
                              unlink_routed(UNLINK, scr_preload_wrap_rules(), AT_FDCWD, path, 0), path);
 }
 

@@ -82,11 +82,7 @@ static SCR_PRELOAD_COLD int open_missing(const scr_preload_ruleset* rules, int k
 {
   int failure = errno;
   scr_preload_lookup l;
-  if (!rules || scr_preload_state_dryrun() ||
-      !scr_preload_lookup_path(&l, rules, open_names[kind], dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY)) {
-    errno = failure;
-    return -1;
-  }
+  if (!scr_preload_lookup_virtual_directory(&l, rules, open_names[kind], dirfd, path)) return -1;
   char redirect[PATH_MAX];
   void* file = NULL;
   int handled = SCR_PRELOAD_PASS, answer;
@@ -106,9 +102,7 @@ static int open_passed(const scr_preload_ruleset* rules, int kind, int dirfd, co
 {
   int saved_errno = errno;
   int fd = open_real(kind, dirfd, path, flags, mode);
-  if (__builtin_expect(fd >= 0 || (errno != ENOENT && errno != ENOTDIR), 1) ||
-      !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED) || scr_preload_real_is_internal())
-    return fd;
+  if (__builtin_expect(!scr_preload_wrap_missing(fd), 1)) return fd;
   return open_missing(rules, kind, dirfd, path, flags, mode, saved_errno);
 }
 

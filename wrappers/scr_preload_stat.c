@@ -129,11 +129,7 @@ static SCR_PRELOAD_COLD int stat_missing(const scr_preload_ruleset* rules, const
 {
   int failure = errno;
   scr_preload_lookup l;
-  if (scr_preload_state_dryrun() ||
-      !scr_preload_lookup_path(&l, rules, stat_names[c->kind], c->dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY)) {
-    errno = failure;
-    return -1;
-  }
+  if (!scr_preload_lookup_virtual_directory(&l, rules, stat_names[c->kind], c->dirfd, path)) return -1;
   errno = saved_errno;
   char redirect[PATH_MAX];
   redirect[0] = '\0';
@@ -156,9 +152,7 @@ static int stat_routed(const scr_preload_ruleset* rules, const stat_call* c, con
     return stat_matched(c, &l, path);
   int saved_errno = errno;
   int rc = stat_real(c, path);
-  if (__builtin_expect(rc == 0 || (errno != ENOENT && errno != ENOTDIR), 1) ||
-      !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED))
-    return rc;
+  if (__builtin_expect(!scr_preload_wrap_missing(rc), 1)) return rc;
   return stat_missing(rules, c, path, saved_errno);
 }
 

@@ -145,6 +145,17 @@ int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* ru
   return 0;
 }
 
+int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
+                                         int dirfd, const char* path)
+{
+  int failure = errno;
+  if (rules && !scr_preload_state_dryrun() &&
+      scr_preload_lookup_path(l, rules, call, dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY))
+    return 1;
+  errno = failure;
+  return 0;
+}
+
 void scr_preload_lookup_resolve(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                                 int dirfd, const char* path)
 {

@@ -40,7 +40,8 @@
 /* As SCR_PRELOAD_WRAP_FILE, for calls that may also name a rule directory
  * that exists only in the view (stat, access, open): while those are shown,
  * a path that no rule's file can match goes to libc first, and `missing`
- * is evaluated (with saved_errno, the errno before the call, in scope) only
+ * is evaluated (with saved_errno, the errno before the call, in scope, which
+ * it may ignore) only
  * when that call failed (-1) for a missing name; outside everything the rules
  * could name it is a tail call into libc (a return after a system call is
  * one more misprediction). `routed` decides the rest. */
@@ -59,6 +60,7 @@
     if (__builtin_expect(result != -1 || (*error != ENOENT && *error != ENOTDIR), 1) || \
         scr_preload_real_is_internal()) \
       return result; \
+    (void) saved_errno; \
     return missing; \
   } \
   return routed
@@ -121,6 +123,21 @@ static inline int scr_preload_wrap_pass(const scr_preload_ruleset* rules, const 
 {
   return scr_preload_lookup_screen(rules, path) != SCR_PRELOAD_EXCLUDE_NONE || scr_preload_real_is_internal();
 }
+
+/* a call on a path no rule's file matched failed with `result` (errno as it
+ * left it): 1 when the path may still be a rule directory that exists only
+ * in the view (virtual directories are shown, and the name was missing) */
+static inline int scr_preload_wrap_missing(int result)
+{
+  return result == -1 && (errno == ENOENT || errno == ENOTDIR) &&
+         __atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED);
+}
+
+/* after such a failure: fill l for the path as a rule directory and return
+ * 1, or return 0 with errno as the failure left it (not a rule directory,
+ * no rules, or a dry run, which routes nothing) */
+int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
+                                         int dirfd, const char* path);
 
 /* fill l->t for a path that need not match (the other side of a rename) */
 void scr_preload_lookup_resolve(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
