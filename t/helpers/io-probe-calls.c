@@ -57,9 +57,17 @@ void probe_open_variants(const char* fixture)
   report_fd("__open64_2 on a directory for writing", __open64_2("probe.d", O_WRONLY));
   report_fd("__openat_2 directory fd", __openat_2(dirfd, "a.txt", O_RDONLY));
   report_fd("__openat64_2 bad fd", __openat64_2(-5, "a.txt", O_RDONLY));
+  /* the mode reaches the file, through each variadic form */
+  report_fd("open new with a mode", open("probe.d/mode-open.txt", O_WRONLY | O_CREAT | O_EXCL, 0640));
+  report_fd("open64 new with a mode", open64("probe.d/mode-open64.txt", O_RDWR | O_CREAT | O_EXCL, 0604));
+  report_fd("openat new with a mode", openat(dirfd, "mode-openat.txt", O_WRONLY | O_CREAT, 0660));
+  report_fd("openat64 new with a mode", openat64(dirfd, "mode-openat64.txt", O_WRONLY | O_CREAT | O_TRUNC, 0600));
   close(dirfd);
   struct stat st;
   report_stat("stat creat file", stat("probe.d/creat.txt", &st), &st, 0);
+  static const char* const made[] = { "probe.d/mode-open.txt", "probe.d/mode-open64.txt", "probe.d/mode-openat.txt",
+                                      "probe.d/mode-openat64.txt" };
+  for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) report_stat(made[i], stat(made[i], &st), &st, 0);
 }
 
 void probe_stdio_variants(const char* fixture)

@@ -27,7 +27,7 @@ PRELOAD=ckpt.{step}/rank_{rank}.?
 PRELOAD=snap_{step}/*.bin
 RULES
 
-# one line per run: CONFIG PATHKIND open(W D) stat(W D) fopen(W D)
+# one line per run: CONFIG PATHKIND, then W D R for open+close, stat, fopen+fclose
 for round in $(seq "$rounds"); do
   for kind in outside absolute relative; do
     case $kind in
@@ -35,30 +35,55 @@ for round in $(seq "$rounds"); do
       absolute) path="$work/data/input.dat" ;;
       relative) path=data/input.dat ;;
     esac
-    set -- $("$bench" "$path" "$iterations"); echo "plain $kind $2 $3 $5 $6 $8 $9"
-    set -- $(LD_PRELOAD="$preload" "$bench" "$path" "$iterations"); echo "inert $kind $2 $3 $5 $6 $8 $9"
-    set -- $(LD_PRELOAD="$preload" "$bench" --load-rules "$path" "$iterations"); echo "rules $kind $2 $3 $5 $6 $8 $9"
-    set -- $(LD_PRELOAD="$preload" "$bench" --load-rules-mpi "$path" "$iterations"); echo "mpi $kind $2 $3 $5 $6 $8 $9"
+    for config in plain inert rules mpi; do
+      case $config in
+        plain) set -- $("$bench" "$path" "$iterations") ;;
+        inert) set -- $(LD_PRELOAD="$preload" "$bench" "$path" "$iterations") ;;
+        rules) set -- $(LD_PRELOAD="$preload" "$bench" --load-rules "$path" "$iterations") ;;
+        mpi) set -- $(LD_PRELOAD="$preload" "$bench" --load-rules-mpi "$path" "$iterations") ;;
+      esac
+      echo "$config $kind $2 $3 $4 $6 $7 $8 ${10} ${11} ${12}"
+    done
   done
 done >runs.txt
 
 awk -v rounds="$rounds" -v iterations="$iterations" '
-  { key = $1 " " $2; for (i = 3; i <= 8; i++) if (!((key, i) in best) || $i < best[key, i]) best[key, i] = $i }
+  function median(key, i,   n, j, m, t, v) {
+    n = count[key]
+    for (j = 1; j <= n; j++) v[j] = ratio[key, i, j]
+    for (j = 2; j <= n; j++) for (m = j; m > 1 && v[m] < v[m - 1]; m--) { t = v[m]; v[m] = v[m - 1]; v[m - 1] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
+  {
+    key = $1 " " $2; n = ++count[key]
+    for (i = 3; i <= 11; i += 3) {
+      if (!((key, i) in best) || $i < best[key, i]) best[key, i] = $i
+      if (!((key, i + 1) in best) || $(i + 1) < best[key, i + 1]) best[key, i + 1] = $(i + 1)
+      ratio[key, i, n] = $(i + 2)
+    }
+  }
   END {
-    printf "preload pass-through: ns per call pair, wrapped / straight into libc (ratio),\n"
-    printf "fastest blocks of %d runs of %d calls, both sides alternating in each run\n", rounds, iterations
+    printf "preload pass-through, %d runs of %d calls per operation, wrapped and straight into libc in\n", rounds, iterations
+    printf "alternating blocks: ns per call pair in the fastest block, wrapped / straight, and (in brackets)\n"
+    printf "the median over runs of the median ratio of neighbouring blocks; loop: the five calls of one\n"
+    printf "iteration together (open, close, stat, fopen, fclose), the ratios weighted by time\n"
     split("outside absolute relative", kinds, " ")
     split("/etc/passwd (outside the prefix),prefix/data/input.dat (absolute),data/input.dat (relative)", labels, ",")
     split("plain inert rules mpi", configs, " ")
     names["plain"] = "no preload (both libc)"; names["inert"] = "preload, no rules"
     names["rules"] = "preload, 10 rules, no match"; names["mpi"] = " + virtual dirs (as in MPI)"
     for (k = 1; k <= 3; k++) {
-      printf "%s:\n  %-28s %22s %22s %22s\n", labels[k], "", "open+close", "stat", "fopen+fclose"
+      printf "%s:\n  %-28s %23s %23s %23s %7s\n", labels[k], "", "open+close", "stat", "fopen+fclose", "loop"
       for (c = 1; c <= 4; c++) {
         key = configs[c] " " kinds[k]
         printf "  %-28s", names[configs[c]]
-        for (i = 3; i <= 8; i += 2) printf " %6.0f / %6.0f (%4.2f)", best[key, i], best[key, i + 1], best[key, i] / best[key, i + 1]
-        printf "\n"
+        weighted = 0; straight = 0
+        for (i = 3; i <= 11; i += 3) {
+          r = median(key, i)
+          printf " %6.0f / %6.0f (%5.3f)", best[key, i], best[key, i + 1], r
+          weighted += r * best[key, i + 1]; straight += best[key, i + 1]
+        }
+        printf "  (%5.3f)\n", weighted / straight
       }
     }
   }' runs.txt

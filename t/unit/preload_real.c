@@ -168,17 +168,19 @@ static void test_scan(void)
     "", "/", "a", "/etc/passwd", "relative/dir/file.dat", "/p/run/ckpt.12/rank_3.dat", "//x", "/a//b", "/a/./b",
     "/a/../b", "/a/.hidden", "/a/b/", "name.", "a/b.c/d", "/very/long/path/with/many/components/to/cross/words/x",
     "./x", "../x", "x/.", "/.", "/..", "ab/", "/tmp/pw/data/input.dat", "12345678", "1234567/", "/234567/9",
+    "/p/run/dumps/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u/v/w/x/y/z/chk_1.2/",
+    "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so.40.30.0.and/./more",
   };
-  /* every path at every alignment, with junk after its end that looks special */
-  char buffer[128];
+  /* every path at every place in a cache line and across into the next,
+   * with junk around it that looks special ('/' and '.') */
+  static char buffer[320] __attribute__((aligned(64)));
   int wrong = 0;
   for (size_t p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
-    for (size_t shift = 0; shift < 8; shift++) {
-      memset(buffer, '/', sizeof(buffer));
+    for (size_t shift = 0; shift < 72; shift++) {
+      for (size_t i = 0; i < sizeof(buffer); i++) buffer[i] = (i & 1) ? '.' : '/';
       char* at = buffer + 8 + shift;
       size_t n = strlen(paths[p]);
       memcpy(at, paths[p], n + 1);
-      at[-1] = '/';
       size_t name = 99, want_name;
       int odd = -1, want_odd;
       size_t length = scr_preload_path_scan(at, &name, &odd);
@@ -190,7 +192,7 @@ static void test_scan(void)
       }
     }
   }
-  is_int(wrong, 0, "scan: length, last component and oddness of every path at every alignment");
+  is_int(wrong, 0, "scan: length, last component and oddness of every path at every place in a line");
 }
 
 int main(void)
