@@ -149,6 +149,18 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, int kind, i
   return rc;
 }
 
+/* the argument as its kind says (SCR_PRELOAD_WRAPPER_VARIADIC): from the
+ * register it came in, or by va_arg; only a copy of one of our descriptors
+ * needs more than a tail call into libc with the argument as it came */
+#if SCR_PRELOAD_VARIADIC_AS_FIXED
+#define FCNTL_BODY(name) \
+  int (*real)(int, int, ...) = SCR_REAL(name); \
+  if (__builtin_expect(real && ((cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) || !scr_preload_fd_mark(fd)), 1)) \
+    return real(fd, cmd, argument); \
+  int kind = fcntl_argument(cmd); \
+  return fcntl_common(real, fd, cmd, kind, kind == FCNTL_INT ? (int) argument : 0, \
+                      kind == FCNTL_POINTER ? (void*) argument : NULL)
+#else
 #define FCNTL_BODY(name) \
   int kind = fcntl_argument(cmd), number = 0; \
   void* pointer = NULL; \
@@ -160,13 +172,14 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, int kind, i
     va_end(ap); \
   } \
   return fcntl_common(SCR_REAL(name), fd, cmd, kind, number, pointer)
+#endif
 
-SCR_PRELOAD_WRAPPER int fcntl(int fd, int cmd, ...)
+SCR_PRELOAD_WRAPPER_VARIADIC(fcntl, uintptr_t argument, int fd, int cmd)
 {
   FCNTL_BODY(fcntl);
 }
 
-SCR_PRELOAD_WRAPPER int fcntl64(int fd, int cmd, ...)
+SCR_PRELOAD_WRAPPER_VARIADIC(fcntl64, uintptr_t argument, int fd, int cmd)
 {
   FCNTL_BODY(fcntl64);
 }

@@ -117,23 +117,11 @@ static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t 
   return open_matched(kind, &l, dirfd, path, flags, mode);
 }
 
-/* The variadic wrappers. GCC makes no tail call out of a function that calls
- * va_start, and returning through the wrapper after the system call made an
- * open+close 1.9% slower than libc's with no rule loaded at all, where stat
- * and fopen, which end in a tail call, cost 0.1-0.2%. Where the first
- * variadic arguments travel exactly like named ones (x86-64 and AArch64 on
- * Linux), these are plain functions with the mode as their last parameter,
- * defined under the symbol's name: its register holds what the caller passed,
- * or anything when the caller passed nothing. libc gets it untouched, and
- * reads it only when the flags say it was passed, as OPEN_GIVEN does here.
- * Elsewhere the mode is read with va_arg under the same condition. */
-#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
-#define OPEN_VARIADIC(name, ...) \
-  SCR_PRELOAD_WRAPPER int scr_preload_wrapper_##name(__VA_ARGS__, mode_t mode) __asm__(#name); \
-  SCR_PRELOAD_WRAPPER int scr_preload_wrapper_##name(__VA_ARGS__, mode_t mode)
+/* the wrappers (SCR_PRELOAD_WRAPPER_VARIADIC): the mode as passed, read only
+ * when the flags say it was */
+#if SCR_PRELOAD_VARIADIC_AS_FIXED
 #define OPEN_MODE(flags, last) (void) 0
 #else
-#define OPEN_VARIADIC(name, ...) SCR_PRELOAD_WRAPPER int name(__VA_ARGS__, ...)
 #define OPEN_MODE(flags, last) \
   mode_t mode = 0; \
   if (scr_preload_needs_mode(flags)) { \
@@ -154,25 +142,25 @@ static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t 
   SCR_PRELOAD_WRAP_DIRECTORY(name, path, open_missing(rules, kind, dirfd, path, flags, mode, saved_errno), \
                              open_routed(kind, dirfd, path, flags, mode), __VA_ARGS__)
 
-OPEN_VARIADIC(open, const char* path, int flags)
+SCR_PRELOAD_WRAPPER_VARIADIC(open, mode_t mode, const char* path, int flags)
 {
   OPEN_MODE(flags, flags);
   OPEN_BODY(open, OPEN, AT_FDCWD, path, flags, OPEN_GIVEN(flags), path, flags, mode);
 }
 
-OPEN_VARIADIC(open64, const char* path, int flags)
+SCR_PRELOAD_WRAPPER_VARIADIC(open64, mode_t mode, const char* path, int flags)
 {
   OPEN_MODE(flags, flags);
   OPEN_BODY(open64, OPEN64, AT_FDCWD, path, flags, OPEN_GIVEN(flags), path, flags, mode);
 }
 
-OPEN_VARIADIC(openat, int dirfd, const char* path, int flags)
+SCR_PRELOAD_WRAPPER_VARIADIC(openat, mode_t mode, int dirfd, const char* path, int flags)
 {
   OPEN_MODE(flags, flags);
   OPEN_BODY(openat, OPENAT, dirfd, path, flags, OPEN_GIVEN(flags), dirfd, path, flags, mode);
 }
 
-OPEN_VARIADIC(openat64, int dirfd, const char* path, int flags)
+SCR_PRELOAD_WRAPPER_VARIADIC(openat64, mode_t mode, int dirfd, const char* path, int flags)
 {
   OPEN_MODE(flags, flags);
   OPEN_BODY(openat64, OPENAT64, dirfd, path, flags, OPEN_GIVEN(flags), dirfd, path, flags, mode);
