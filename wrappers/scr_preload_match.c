@@ -151,55 +151,6 @@ int scr_preload_rules_match_from(const scr_preload_ruleset* ruleset, int first, 
   return -1;
 }
 
-/* bytes [0, 4) and [length - 4, length) of a name, as the filters hold them */
-static inline uint32_t word_at(const char* s)
-{
-  uint32_t w;
-  memcpy(&w, s, sizeof(w));
-  return w;
-}
-
-SCR_PRELOAD_HOT int scr_preload_rules_name_may_match(const scr_preload_ruleset* ruleset, const char* name,
-                                                     size_t length)
-{
-  /* "." and "..": the name of a directory, whose own name decides */
-  if (length <= 2 && (length == 0 || (name[0] == '.' && (length == 1 || name[1] == '.')))) return 1;
-  if (ruleset->filters_pass || length < 4) return ruleset->count > 0;
-  uint32_t first = word_at(name), last = word_at(name + length - 4);
-  uint32_t n = length > UINT32_MAX ? UINT32_MAX : (uint32_t) length;
-  filter_lanes firsts = { first, first, first, first }, lasts = { last, last, last, last }, lengths = { n, n, n, n };
-  filter_hits hits = { 0, 0, 0, 0 };
-  /* no branch per rule: a mispredicted branch costs more than the arithmetic */
-  for (int g = 0; g < ruleset->filter_groups; g++) {
-    const name_filters* f = &ruleset->filters[g];
-    hits |= ((firsts & f->prefix_mask) == f->prefix) & ((lasts & f->suffix_mask) == f->suffix) &
-            (lengths >= f->min_length);
-  }
-  return (hits[0] | hits[1] | hits[2] | hits[3]) != 0;
-}
-
-SCR_PRELOAD_HOT int scr_preload_rules_exclude(const scr_preload_ruleset* ruleset, const char* path, size_t length,
-                                              size_t name_offset)
-{
-  if (!ruleset || ruleset->count == 0) return SCR_PRELOAD_EXCLUDE_ALL;
-  const char* common = ruleset->common;
-  size_t directory = ruleset->common_directory_length;
-  /* a rule directory: path + "/" starts with the common directory, which
-   * ends in '/'; compared whole, without an early exit */
-  if (length + 1 < directory) return SCR_PRELOAD_EXCLUDE_ALL;
-  size_t n = length < directory ? length : directory;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < n; i++) diff |= (unsigned char) (path[i] ^ common[i]);
-  if (length < directory) diff |= (unsigned char) (common[length] ^ '/');
-  if (diff) return SCR_PRELOAD_EXCLUDE_ALL;
-  /* a rule's file: the rest of the common prefix, then the name */
-  if (length < ruleset->common_length) return SCR_PRELOAD_EXCLUDE_FILE;
-  for (size_t i = directory; i < ruleset->common_length; i++) diff |= (unsigned char) (path[i] ^ common[i]);
-  if (diff || !scr_preload_rules_name_may_match(ruleset, path + name_offset, length - name_offset))
-    return SCR_PRELOAD_EXCLUDE_FILE;
-  return SCR_PRELOAD_EXCLUDE_NONE;
-}
-
 int scr_preload_rules_match_name(const scr_preload_ruleset* ruleset, const char* name, size_t length)
 {
   for (int i = 0; ruleset && i < ruleset->count; i++) {

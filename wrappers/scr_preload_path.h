@@ -19,8 +19,9 @@ size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t s
 /* one pass over a path as the application passed it: its length, where its
  * last component starts (after the last '/'), and whether normalizing
  * could change its text ("//", a component starting with '.', a trailing
- * '/' other than the root's: *odd = 1). Eight bytes at a time: this runs on
- * every call on a path while rules are loaded. path must not be NULL. */
+ * '/' other than the root's: *odd = 1). Eight bytes at a time, any length;
+ * the wrappers' screen (scr_preload_screen.c) reads the first 64 bytes its
+ * own way and comes here for longer paths. path must not be NULL. */
 size_t scr_preload_path_scan(const char* path, size_t* name, int* odd);
 
 #endif

@@ -468,7 +468,7 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
   }
   /* a cache line of its own for the start of the set */
   int total = scr_kvtree_size(descriptors);
-  int groups = total > 0 ? (total + 3) / 4 : 0;
+  int groups = (total + 7) / 8 * 2;   /* pairs of four (the screen takes two at a time) */
   size_t bytes = sizeof(scr_preload_ruleset) + (size_t) groups * sizeof(name_filters);
   scr_preload_ruleset* set = NULL;
   if (posix_memalign((void**) &set, 64, bytes) != 0) set = NULL;
@@ -502,7 +502,7 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
       if (r->prefix_length > common) set_add(&set->next, (unsigned char) r->text[common]);
       else set->next_any = 1;
     }
-    set->filter_groups = (set->count + 3) / 4;
+    set->filter_groups = (set->count + 7) / 8 * 2;
     for (int g = 0; g < set->filter_groups; g++) {
       name_filters* lanes = &set->filters[g];
       for (int k = 0; k < 4; k++) {

@@ -79,7 +79,7 @@ struct scr_preload_ruleset {
   char common_inline[RULES_COMMON_INLINE]; /* where common points when it fits */
   /* second */
   int count;
-  int filter_groups;           /* (count + 3) / 4 groups of four rules in filters */
+  int filter_groups;           /* groups of four rules in filters: (count + 3) / 4, rounded up to even */
   int filters_pass;            /* some rule's name can hold '/' (a ** inside it): no filtering */
   int next_any;                /* some rule's literal prefix is the common prefix: any byte may follow */
   rule* rules;

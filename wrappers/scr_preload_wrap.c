@@ -97,22 +97,6 @@ static int lookup_name_excluded(const scr_preload_ruleset* rules, const char* pa
   return !scr_preload_rules_name_may_match(rules, name, length) || !scr_preload_rules_match_name(rules, name, length);
 }
 
-SCR_PRELOAD_HOT int scr_preload_lookup_screen(const scr_preload_ruleset* rules, const char* path)
-{
-  __asm__("" : "+r"(path));
-  if (__builtin_expect(!path, 0)) return SCR_PRELOAD_EXCLUDE_ALL;
-  size_t name;
-  int odd;
-  size_t length = scr_preload_path_scan(path, &name, &odd);
-  if (length == 0) return SCR_PRELOAD_EXCLUDE_ALL;
-  if (path[0] != '/')
-    return scr_preload_rules_name_may_match(rules, path + name, length - name) ? SCR_PRELOAD_EXCLUDE_NONE
-                                                                                : SCR_PRELOAD_EXCLUDE_FILE;
-  /* normalizing would change it: the full lookup decides */
-  if (odd) return SCR_PRELOAD_EXCLUDE_NONE;
-  return scr_preload_rules_exclude(rules, path, length, name);
-}
-
 int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                             int dirfd, const char* path, int what)
 {

@@ -1,0 +1,144 @@
+/* preload_screen.c - unit tests of the screen every wrapped call on a path runs
+ * first: the one-pass decision against a slow reference, at every place in a line. */
+#include "config.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scr_config.h"
+#include "scr_kvtree.h"
+#include "scr_preload_path.h"
+#include "scr_preload_rules.h"
+#include "scr_preload_wrap.h"
+#include "tap.h"
+
+/* Built twice: as it stands, and with SCR_PRELOAD_SCREEN_PORTABLE, which
+ * compiles the screen's portable scan (the one other architectures get)
+ * into this program in place of the SSE2 one. */
+
+#define PREFIX "/p/run"
+
+static scr_preload_ruleset* compile(const char* lines, const char* prefix)
+{
+  char err[512] = "";
+  scr_kvtree* tree = scr_kvtree_new();
+  scr_preload_ruleset* set = NULL;
+  if (scr_config_parse_string(lines, "rules.conf", tree, err, sizeof(err)) != 0 ||
+      scr_preload_rules_compile(scr_kvtree_get(tree, "PRELOAD"), prefix, &set, err, sizeof(err)) != 0)
+    printf("# unexpected error: %s\n", err);
+  scr_kvtree_delete(&tree);
+  return set;
+}
+
+/* the decision spelled out: strlen, strrchr and strstr, then the prefix
+ * compare and the name filter, which preload_rules.t tests on their own */
+static int screen_reference(const scr_preload_ruleset* set, const char* path)
+{
+  size_t length = strlen(path);
+  if (length == 0) return SCR_PRELOAD_EXCLUDE_ALL;
+  const char* slash = strrchr(path, '/');
+  size_t name = slash ? (size_t) (slash - path) + 1 : 0;
+  if (path[0] != '/')
+    return scr_preload_rules_name_may_match(set, path + name, length - name) ? SCR_PRELOAD_EXCLUDE_NONE
+                                                                              : SCR_PRELOAD_EXCLUDE_FILE;
+  if (strstr(path, "//") || strstr(path, "/.") || (length > 1 && path[length - 1] == '/'))
+    return SCR_PRELOAD_EXCLUDE_NONE;
+  return scr_preload_rules_exclude(set, path, length, name);
+}
+
+static const char* const rules =
+  "PRELOAD=ckpt.{step}/rank_{rank}.dat\nPRELOAD=ckpt.{step}/meta.json\nPRELOAD=ckpt.latest\n"
+  "PRELOAD=out/field_{step}_{rank}.h5\nPRELOAD=restart/{step}/r{rank}.bin\n"
+  "PRELOAD=state.{step}.[0-9][0-9]*.ckpt\nPRELOAD=dumps/**/chk_{step}.{rank}\n"
+  "PRELOAD=ckpt.{step}/rank_{rank}.?\nPRELOAD=snap_{step}/*.bin\n";
+
+static const char* const paths[] = {
+  "", "/", "a", "/etc/passwd", "/p", "/p/", "/p/run", "/p/run/", "/p/ru", "/p/runx", "/p/run/input.dat",
+  "/p/run/ckpt.1/rank_2.dat", "/p/run/ckpt.1/rank_2.da", "/p/run/ckpt.latest", "/p/run//ckpt.latest",
+  "/p/run/./ckpt.latest", "/p/x/../run/ckpt.latest", "/p/run/ckpt.1/", "/p/run/snap_3/x.bin", "rank_2.dat",
+  "ckpt.1/rank_2.dat", "data/input.dat", "input.dat", "x", "ab", ".", "..", "./ckpt.latest", "dir/.",
+  "/p/run/dumps/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u/v/w/x/y/z/chk_1.2",
+  "/p/run/dumps/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u/v/w/x/y/z/other.txt",
+  "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so.40.30.0.and.more.to.pass.64",
+  "/p/run/out/field_1_2.h5", "/p/run/restart/7/r3.bin", "/p/run/state.1.22.ckpt", "/p/run/meta.json",
+};
+
+/* every path at every offset in a 64-byte aligned buffer, so that it
+ * starts anywhere in a line and ends in the same line or in the next two;
+ * the bytes around it are '/' and '.', which must not count */
+static void test_every_place(void)
+{
+  scr_preload_ruleset* set = compile(rules, PREFIX);
+  static char buffer[320] __attribute__((aligned(64)));
+  int wrong = 0, tried = 0;
+  for (size_t p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
+    size_t n = strlen(paths[p]);
+    for (size_t offset = 1; offset < 128 && offset + n + 1 < sizeof(buffer); offset++) {
+      for (size_t i = 0; i < sizeof(buffer); i++) buffer[i] = (i & 1) ? '.' : '/';
+      char* at = buffer + offset;
+      memcpy(at, paths[p], n + 1);
+      int got = scr_preload_lookup_screen(set, at), want = screen_reference(set, at);
+      tried++;
+      if (got != want) {
+        wrong++;
+        printf("# '%s' at offset %zu: screen %d, reference %d\n", paths[p], offset, got, want);
+      }
+    }
+  }
+  ok(tried > 4000, "screen: %d placements tried", tried);
+  is_int(wrong, 0, "screen: the one-pass decision equals the reference at every offset");
+  is_int(scr_preload_lookup_screen(set, NULL), SCR_PRELOAD_EXCLUDE_ALL, "screen: NULL is nothing of the rules");
+  scr_preload_rules_free(&set);
+}
+
+/* a path the screen rules out cannot match, nor be a rule directory when
+ * ruled out entirely; built from pieces so that every kind of rule is met */
+static void test_sound(void)
+{
+  scr_preload_ruleset* set = compile(rules, PREFIX);
+  static const char* const dirs[] = { "", "/ckpt.7", "/ckpt.x", "/dumps", "/dumps/a/b", "/restart/12", "/snap_3",
+                                      "/out", "/data" };
+  static const char* const names[] = { "rank_1.dat", "rank_1.da", "rank_1.x", "meta.json", "ckpt.latest",
+                                       "chk_5.3", "field_1_2.h5", "r7.bin", "x.bin", "state.1.22.ckpt",
+                                       "input.dat", "z" };
+  int unsound = 0;
+  scr_preload_match m;
+  for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+      char path[256];
+      snprintf(path, sizeof(path), "%s%s/%s", PREFIX, dirs[d], names[k]);
+      int screen = scr_preload_lookup_screen(set, path);
+      if (scr_preload_rules_match(set, path, strlen(path), &m) >= 0 && screen != SCR_PRELOAD_EXCLUDE_NONE)
+        unsound++, printf("# file %s\n", path);
+      if (scr_preload_rules_match_directory(set, path, strlen(path), &m) >= 0 && screen == SCR_PRELOAD_EXCLUDE_ALL)
+        unsound++, printf("# directory %s\n", path);
+    }
+  }
+  is_int(unsound, 0, "screen: never rules out a file or a directory that matches");
+  scr_preload_rules_free(&set);
+}
+
+/* a common directory longer than 16 bytes takes the compare's loop */
+static void test_prefix_lengths(void)
+{
+  scr_preload_ruleset* set = compile("PRELOAD=ckpt.{step}/rank_{rank}.dat\n", "/lustre/project/user/run42");
+  is_int(scr_preload_lookup_screen(set, "/lustre/project/user/run42/ckpt.3/rank_1.dat"), SCR_PRELOAD_EXCLUDE_NONE,
+         "long prefix: a rule's file");
+  is_int(scr_preload_lookup_screen(set, "/lustre/project/user/run43/ckpt.3/rank_1.dat"), SCR_PRELOAD_EXCLUDE_ALL,
+         "long prefix: one byte off near its end");
+  is_int(scr_preload_lookup_screen(set, "/lustre/project/user/run42"), SCR_PRELOAD_EXCLUDE_FILE,
+         "long prefix: the directory itself");
+  scr_preload_rules_free(&set);
+  set = compile("PRELOAD=ab*\n", "/");
+  is_int(scr_preload_lookup_screen(set, "/abc"), SCR_PRELOAD_EXCLUDE_NONE, "root prefix: a rule's file");
+  is_int(scr_preload_lookup_screen(set, "/etc/passwd"), SCR_PRELOAD_EXCLUDE_FILE,
+         "root prefix: any directory may hold a rule's directory");
+  scr_preload_rules_free(&set);
+}
+
+int main(void)
+{
+  test_every_place();
+  test_sound();
+  test_prefix_lengths();
+  return tap_done();
+}
