@@ -99,7 +99,7 @@ test_expect_success 'a program dropping its old checkpoints (unlink) drops them 
 test_expect_success 'remove(), unlink() and rmdir() drop an old checkpoint and its directory from the view, with the errno of a file system' "
   fresh rm && echo 'PRELOAD=ckpt_{step}/rank_{rank}.bin TYPE=CHECKPOINT' >$TRASH/rm/.scrconf &&
   SCR_FLUSH=0 SCR_CACHE_SIZE=4 run cxx_ofstream rm rm.out &&
-  (cd $TRASH/rm && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=\"$preload\" $top_builddir/t/helpers/mpi-remove \\
+  (cd $TRASH/rm && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=\"$preload\" $top_builddir/t/helpers/mpi-fileops \\
      unlink:ckpt_6 rmdir:ckpt_6/rank_%d.bin \\
      rmdir:ckpt_6 remove:ckpt_6/rank_%d.bin remove:ckpt_6/rank_%d.bin rmdir:ckpt_6 rmdir:ckpt_6 \\
      remove:ckpt_4 remove:ckpt_4/rank_%d.bin remove:ckpt_4) >remove.out 2>remove.err &&
@@ -127,7 +127,7 @@ test_expect_success 'a tree removed through descriptors, as shutil.rmtree does, 
   fresh tree && printf '%s\\n' 'PRELOAD=run/step_{step}/part_{rank}.bin BOUNDARY=BARRIER' \\
     'PRELOAD=run/step_{step}/header.txt BOUNDARY=BARRIER' >$TRASH/tree/.scrconf &&
   SCR_FLUSH=0 SCR_CACHE_SIZE=4 run shared_header tree tree.out &&
-  (cd $TRASH/tree && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=\"$preload\" $top_builddir/t/helpers/mpi-remove \\
+  (cd $TRASH/tree && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=\"$preload\" $top_builddir/t/helpers/mpi-fileops \\
      rmtree:run/step_4 rmtree:run/step_4 rmdir:run rmtree:run rmtree:run) >rmtree.out 2>rmtree.err &&
   printf '%s\\n' 'rmtree run/step_4: 0 ok' 'rmtree run/step_4: -1 No such file or directory' \\
     'rmdir run: -1 Directory not empty' 'rmtree run: 0 ok' 'rmtree run: -1 No such file or directory' >rmtree.expect &&
@@ -145,6 +145,39 @@ test_expect_success 'a header rank 0 wrote for all is read by every rank at a re
   SCR_FLUSH=0 run shared_header hdr hdr.resume.out &&
   expect_grep '^resumed from step 4\$' hdr.resume.out && same_result hdr.resume.out ref.hdr.out &&
   expect_grep 'shown to every rank' hdr.resume.out.err
+"
+
+# fileops DIR OUT OP...: mpi-fileops on 2 ranks under the preload, in $TRASH/DIR
+fileops() {
+  dir=$1 out=$2
+  shift 2
+  (cd "$TRASH/$dir" && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD="$preload" "$top_builddir/t/helpers/mpi-fileops" "$@") \
+    >"$TRASH/$out" 2>"$TRASH/$out.err"
+}
+# bytes OUT LINE: the count a "read" line of OUT reports
+bytes() { sed -n "s|^$2: \([0-9]*\) ok\$|\1|p" "$TRASH/$1"; }
+
+test_expect_success 'a checkpoint file renamed to a name no rule matches moves to the prefix directory' "
+  fileops hdr mv.out read@0:run/step_8/part_0.bin rename@0:run/step_8/part_0.bin=run/step_8/part_0.old \
+    read@0:run/step_8/part_0.old read@0:run/step_8/part_0.bin &&
+  expect_grep '^rename@0 run/step_8/part_0.bin=run/step_8/part_0.old: 0 ok\$' mv.out &&
+  test -n \"\$(bytes mv.out 'read@0 run/step_8/part_0.bin')\" &&
+  test \"\$(bytes mv.out 'read@0 run/step_8/part_0.bin')\" = \"\$(bytes mv.out 'read@0 run/step_8/part_0.old')\" &&
+  expect_grep '^read@0 run/step_8/part_0.bin: -1 No such file or directory\$' mv.out &&
+  test -f $TRASH/hdr/run/step_8/part_0.old && ! test -e $TRASH/hdr/run/step_8/part_0.bin &&
+  test -z \"\$(find $SCR_CACHE_BASE -name part_0.bin -path '*step_8*')\"
+"
+
+test_expect_success 'a rank renames its copy of a file another rank wrote: its view follows, the writer keeps it' "
+  fileops hdr mvshared.out rename@1:run/step_8/header.txt=run/step_8/header.old read@1:run/step_8/header.old \
+    read@1:run/step_8/header.txt read@0:run/step_8/header.txt &&
+  printf '%s\\n' 'rename@1 run/step_8/header.txt=run/step_8/header.old: 0 ok' \
+    'read@1 run/step_8/header.txt: -1 No such file or directory' >mvshared.expect &&
+  grep -v '^read@[01] run/step_8/header.old:\\|^read@0' mvshared.out >mvshared.got && cmp mvshared.expect mvshared.got &&
+  cached=\$(find $SCR_CACHE_BASE -name header.txt -path '*step_8*' ! -path '*.scr_shared*') && test -n \"\$cached\" &&
+  cmp \"\$cached\" $TRASH/hdr/run/step_8/header.old &&
+  test \"\$(stat -c %a \"\$cached\")\" = \"\$(stat -c %a $TRASH/hdr/run/step_8/header.old)\" &&
+  test \"\$(bytes mvshared.out 'read@0 run/step_8/header.txt')\" = \"\$(wc -c <\"\$cached\")\"
 "
 
 test_expect_success 'a directory listing shows the cached checkpoint files' "

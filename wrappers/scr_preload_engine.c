@@ -401,6 +401,77 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
   return scr_cache_save_filemap();
 }
 
+/* path left the view: its directory stays, empty, until the application
+ * removes it, as on a file system (unless the file system has it anyway) */
+static void engine_keep_parent(const char* path)
+{
+  char* parent = scr_path_dirname(path);
+  struct stat st;
+  if (parent && scr_path_is_within(parent, scr.prefix) && strcmp(parent, scr.prefix) != 0 &&
+      !scr_view_is_directory(parent) && lstat(parent, &st) != 0)
+    scr_view_add_directory(parent);
+  free(parent);
+}
+
+/* this rank's cached file of dataset, shown at orig, leaves the cache and the
+ * dataset, and its copy on the prefix directory goes too: 0, or -1 with
+ * errno when neither existed */
+static int engine_drop_cached(const char* cached, int dataset, const char* orig)
+{
+  scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
+  int rc = unlink(cached);
+  int saved_errno = errno;
+  scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);
+  scr_kvtree_unset(scr_kvtree_get(mine, "ATTACHED"), cached);
+  scr_filemap_set_file_count(scr.filemap, dataset, scr.rank,
+                             scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank)));
+  scr_cache_save_filemap();
+  scr_mirror_forget(orig);
+  if (unlink(orig) == 0) rc = 0;
+  engine_keep_parent(orig);
+  if (rc != 0) errno = saved_errno;
+  return rc;
+}
+
+/* a cached file (this rank's, or its copy of another rank's) renamed to a
+ * name no rule matches leaves the cache for the file system, where rename
+ * would have put it: copied under a temporary name beside the target and
+ * renamed over it, so the target is replaced whole or not at all, and only
+ * then taken from the cache. The target's directory must exist, on the file
+ * system or in the view (then it is made); errors are rename's. */
+static int engine_rename_out(const char* cached, int dataset, int shared, const scr_preload_target* from,
+                             const scr_preload_target* to)
+{
+  char* parent = scr_path_dirname(to->path);
+  struct stat st;
+  int error = 0;
+  if (!parent) {
+    error = ENOMEM;
+  } else if (stat(parent, &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) error = ENOTDIR;
+    else if (access(parent, W_OK | X_OK) != 0) error = errno;
+  } else {
+    error = errno == ENOTDIR ? ENOTDIR : ENOENT;
+    if (scr_view_is_directory(parent)) error = 0;
+  }
+  if (!error && stat(to->path, &st) == 0 && S_ISDIR(st.st_mode)) error = EISDIR;
+  if (!error && scr_io_copy_file(cached, to->path, 0777, NULL, NULL) != SCR_SUCCESS) error = EIO;
+  free(parent);
+  if (error) {
+    errno = error;
+    return -1;
+  }
+  /* renamed: the old name is gone, whatever remains to tidy */
+  if (shared) {
+    scr_share_drop(cached);
+    scr_mirror_forget(from->path);
+    engine_keep_parent(from->path);
+  } else {
+    engine_drop_cached(cached, dataset, from->path);
+  }
+  return 0;
+}
+
 static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                          int* handled)
 {
@@ -410,24 +481,37 @@ static int engine_rename(const scr_preload_target* from, const scr_preload_targe
   char* cached = from->path ? scr_view_find(from->path, &dataset) : NULL;
   char* relpath = scr_path_relative_to(scr.prefix, to->path);
   const scr_preload_rule* rule = scr_engine_rule(to);
-  /* a shown file may be in this rank's cache, or the prefix-directory copy
-   * of a file attached by another rank or run (then it is copied, not moved) */
-  int in_cache = cached && scr_path_is_within(cached, scr.cache_dir);
+  /* a shown file may be in this rank's cache, a copy of a file another rank
+   * wrote, or the prefix-directory copy of a file attached by another rank or
+   * run (then it is copied, not moved) */
+  int shared = cached && scr_share_holds(cached);
+  int in_cache = cached && !shared && scr_path_is_within(cached, scr.cache_dir);
   const char* source = cached ? cached : from->path;
   if (in_cache && rule && relpath) {
     /* write-temp-then-rename inside the cache */
     *handled = SCR_PRELOAD_HANDLED;
     rc = engine_rename_cached(cached, dataset, to, relpath) == SCR_SUCCESS ? 0 : -1;
     if (rc != 0) errno = EIO;
+  } else if ((in_cache || shared) && !rule) {
+    /* no longer a checkpoint file: out of the cache */
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = engine_rename_out(cached, dataset, shared, from, to);
   } else if (rule && relpath && source && access(source, F_OK) == 0) {
-    /* a file written on the prefix directory becomes a checkpoint file: copy
-     * it into the cache under its new name, then remove the original */
+    /* a file written on the prefix directory, or a copy of another rank's,
+     * becomes a checkpoint file: copy it into the cache under its new name,
+     * then remove the original */
     char cache[SCR_MAX_FILENAME];
     int attached = 0;
     *handled = SCR_PRELOAD_HANDLED;
     if (engine_route_new(to, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS &&
         scr_io_copy_file(source, cache, 0700, NULL, NULL) == SCR_SUCCESS) {
-      rc = unlink(source);
+      if (shared) {
+        rc = scr_share_drop(source) ? 0 : -1;
+        scr_mirror_forget(from->path);
+        engine_keep_parent(from->path);
+      } else {
+        rc = unlink(source);
+      }
       struct engine_file f = { attached ? engine.done_id : scr.output_id, attached, (char*) to->path,
                                relpath, cache };
       if (attached) engine_attach_done(&f);
@@ -439,18 +523,6 @@ static int engine_rename(const scr_preload_target* from, const scr_preload_targe
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);
   return rc;
-}
-
-/* path left the view: its directory stays, empty, until the application
- * removes it, as on a file system (unless the file system has it anyway) */
-static void engine_keep_parent(const char* path)
-{
-  char* parent = scr_path_dirname(path);
-  struct stat st;
-  if (parent && scr_path_is_within(parent, scr.prefix) && strcmp(parent, scr.prefix) != 0 &&
-      !scr_view_is_directory(parent) && lstat(parent, &st) != 0)
-    scr_view_add_directory(parent);
-  free(parent);
 }
 
 /* rmdir of a rule directory: one that exists only in the view (made by
@@ -507,15 +579,7 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
     /* the application drops an old checkpoint file: so does the cache, and
      * the copy on the prefix directory goes as the application asked */
     *handled = SCR_PRELOAD_HANDLED;
-    rc = unlink(cached);
-    int saved_errno = errno;
-    scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);
-    scr_kvtree_unset(scr_kvtree_get(mine, "ATTACHED"), cached);
-    scr_cache_save_filemap();
-    scr_mirror_forget(t->path);
-    if (unlink(t->path) == 0) rc = 0;
-    engine_keep_parent(t->path);
-    if (rc != 0) errno = saved_errno;
+    rc = engine_drop_cached(cached, dataset, t->path);
   }
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);

@@ -57,6 +57,8 @@ int scr_share_each(int id, int (*visit)(const char* orig, const char* shown, int
 /* forget the shared file shown at `shown` (the application deleted it): 1 if
  * it was one */
 int scr_share_drop(const char* shown);
+/* 1 when shown is one of this rank's copies of another rank's file */
+int scr_share_holds(const char* shown);
 /* remove every copy (at start-up, what a run that died left; at the end) */
 void scr_share_clear(void);
 

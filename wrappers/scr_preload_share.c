@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <mpi.h>
 #include "scr_error.h"
@@ -59,7 +60,7 @@ void scr_share_clear(void)
   free(dir);
 }
 
-/* this rank's single-writer candidates of dataset id: RANK/<r>/FILE/<orig>/{CACHE, SIZE} */
+/* this rank's single-writer candidates of dataset id: RANK/<r>/FILE/<orig>/{CACHE, SIZE, MODE} */
 static scr_kvtree* share_candidates(int id)
 {
   const scr_preload_ruleset* rules = scr_preload_state_current();
@@ -69,19 +70,20 @@ static scr_kvtree* share_candidates(int id)
   for (scr_kvtree_elem* e = scr_kvtree_first(list); e; e = scr_kvtree_next(e)) {
     scr_kvtree* meta = scr_kvtree_elem_tree(e);
     const char* orig = scr_kvtree_get_val(meta, "ORIG");
-    uint64_t size = 0;
+    struct stat st;
     scr_preload_match match;
-    if (!orig || scr_io_file_size(scr_kvtree_elem_key(e), &size) != SCR_SUCCESS) continue;
+    if (!orig || stat(scr_kvtree_elem_key(e), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     int rule = scr_preload_rules_match(rules, orig, strlen(orig), &match);
     if (rule < 0 || scr_preload_rules_at(rules, rule)->has_rank) continue;
     scr_kvtree* f = scr_kvtree_get_or_create(files, orig);
     scr_kvtree_set_kv(f, "CACHE", scr_kvtree_elem_key(e));
-    scr_kvtree_set_kv_uint64(f, "SIZE", size);
+    scr_kvtree_set_kv_uint64(f, "SIZE", (uint64_t) st.st_size);
+    scr_kvtree_set_kv_int(f, "MODE", st.st_mode & 07777);
   }
   return mine;
 }
 
-/* rank 0: ITEM/<i>/{ORIG, RANK, SIZE} for the files exactly one rank named */
+/* rank 0: ITEM/<i>/{ORIG, RANK, SIZE, MODE} for the files exactly one rank named */
 static void share_choose(const scr_kvtree* all, scr_kvtree* plan)
 {
   scr_kvtree* writers = scr_kvtree_new();
@@ -94,6 +96,7 @@ static void share_choose(const scr_kvtree* all, scr_kvtree* plan)
       scr_kvtree_set_kv_int(w, "COUNT", count + 1);
       scr_kvtree_set_kv(w, "RANK", scr_kvtree_elem_key(r));
       scr_kvtree_set_kv(w, "SIZE", scr_kvtree_get_val(scr_kvtree_elem_tree(f), "SIZE"));
+      scr_kvtree_set_kv(w, "MODE", scr_kvtree_get_val(scr_kvtree_elem_tree(f), "MODE"));
     }
   int items = 0;
   for (scr_kvtree_elem* w = scr_kvtree_first(writers); w; w = scr_kvtree_next(w)) {
@@ -105,6 +108,7 @@ static void share_choose(const scr_kvtree* all, scr_kvtree* plan)
     scr_kvtree_set_kv(item, "ORIG", scr_kvtree_elem_key(w));
     scr_kvtree_set_kv(item, "RANK", scr_kvtree_get_val(t, "RANK"));
     scr_kvtree_set_kv(item, "SIZE", scr_kvtree_get_val(t, "SIZE"));
+    scr_kvtree_set_kv(item, "MODE", scr_kvtree_get_val(t, "MODE"));
   }
   scr_kvtree_delete(&writers);
 }
@@ -144,8 +148,11 @@ static char* share_copy_path(const char* orig)
   return path;
 }
 
-/* one file from its writer to every other rank; 1 if this rank now shows it */
-static int share_one(const char* orig, int owner, uint64_t size, const char* cache, int id, unsigned char* buf)
+/* one file from its writer to every other rank, which keeps it with the
+ * writer's permission bits (stat shows what the writer's rank shows); 1 if
+ * this rank now shows it */
+static int share_one(const char* orig, int owner, uint64_t size, mode_t mode, const char* cache, int id,
+                     unsigned char* buf)
 {
   int fd = -1;
   long long state = 0;   /* the writer's: 1 while its file reads fully */
@@ -156,6 +163,8 @@ static int share_one(const char* orig, int owner, uint64_t size, const char* cac
   } else {
     copy = share_copy_path(orig);
     fd = copy ? open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    if (fd >= 0 && fchmod(fd, mode) != 0) scr_warn("cannot give %s the mode %o of %s: %s", copy, (unsigned) mode, orig,
+                                                  strerror(errno));
     if (fd < 0) scr_err("cannot keep a copy of %s in %s: %s", orig, copy ? copy : "the cache", strerror(errno));
   }
   int ok = fd >= 0;
@@ -202,12 +211,13 @@ void scr_share_restored(int id)
   for (scr_kvtree_elem* i = scr_kvtree_first(items); i; i = scr_kvtree_next(i)) {
     scr_kvtree* item = scr_kvtree_elem_tree(i);
     const char* orig = scr_kvtree_get_val(item, "ORIG");
-    long long owner = -1;
+    long long owner = -1, mode = 0600;
     uint64_t size = 0;
     scr_kvtree_get_int(item, "RANK", &owner);
     scr_kvtree_get_uint64(item, "SIZE", &size);
+    scr_kvtree_get_int(item, "MODE", &mode);
     const char* cache = scr_kvtree_get_val(scr_kvtree_get(my_files, orig), "CACHE");
-    share_one(orig, (int) owner, size, cache, id, buf);
+    share_one(orig, (int) owner, size, (mode_t) (mode & 07777), cache, id, buf);
     files++;
     bytes += size;
     if (scr.rank == 0) scr_dbg(1, "preload: %s, written by rank %lld, is shown to every rank", orig, owner);
@@ -228,6 +238,13 @@ int scr_share_each(int id, int (*visit)(const char* orig, const char* shown, int
     int rc = visit(shared[i].orig, shared[i].shown, id, arg);
     if (rc) return rc;
   }
+  return 0;
+}
+
+int scr_share_holds(const char* shown)
+{
+  for (int i = 0; i < shared_count; i++)
+    if (strcmp(shared[i].shown, shown) == 0) return 1;
   return 0;
 }
 

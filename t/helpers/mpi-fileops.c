@@ -1,8 +1,7 @@
-/* mpi-remove.c - an MPI program that deletes the ways applications drop old
- * checkpoints, for the preload tests: remove(3), rmdir(2), and a whole tree
- * through descriptors as Python's shutil.rmtree does it.
+/* mpi-fileops.c - an MPI program that does to checkpoint files what applications
+ * do besides writing them, for the preload tests: delete, rename, read back.
  *
- * usage: mpi-remove OP:PATH...   "%d" in PATH is the rank; OP is
+ * usage: mpi-fileops OP[@RANK]:PATH...   "%d" in PATH is the rank; OP is
  *   remove   remove(PATH)
  *   unlink   unlink(PATH)
  *   rmdir    rmdir(PATH)
@@ -11,14 +10,18 @@
  *            descriptor: fdopendir(dup), readdir, fstatat(AT_SYMLINK_NOFOLLOW),
  *            openat(O_DIRECTORY) into subdirectories, unlinkat of files and
  *            directories; finally rmdir(PATH)
- * Every rank runs the operations in order, with a barrier after each; rank 0
- * prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno when RC
- * is -1, else "ok"). */
+ *   rename   PATH is FROM=TO: rename(FROM, TO)
+ *   read     open(PATH) and read it whole: RC is the number of bytes
+ * Every rank runs the operations in order, with a barrier after each, and
+ * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
+ * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
+ * "OP@RANK PATH: RC ERROR". */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +54,32 @@ static int remove_below(int fd)
   return rc;
 }
 
+/* the bytes of path, or -1 */
+static int read_whole(const char* path)
+{
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  char buffer[4096];
+  ssize_t n;
+  int total = 0;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) total += (int) n;
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return n < 0 ? -1 : total;
+}
+
+static int rename_pair(char* pair)
+{
+  char* to = strchr(pair, '=');
+  if (!to) {
+    errno = EINVAL;
+    return -1;
+  }
+  *to++ = '\0';
+  return rename(pair, to);
+}
+
 static int remove_tree(const char* path)
 {
   struct stat named, opened;
@@ -75,17 +104,27 @@ int main(int argc, char** argv)
   for (int i = 1; i < argc; i++) {
     const char* colon = strchr(argv[i], ':');
     size_t op = colon ? (size_t) (colon - argv[i]) : 0;
-    static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink" };
+    const char* at = colon ? memchr(argv[i], '@', op) : NULL;
+    size_t name = at ? (size_t) (at - argv[i]) : op;
+    int only = at ? atoi(at + 1) : -1;
+    static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read" };
     int kind = -1;
-    for (int k = 0; colon && k < 4; k++)
-      if (op == strlen(ops[k]) && strncmp(argv[i], ops[k], op) == 0) kind = k;
+    for (int k = 0; colon && k < (int) (sizeof(ops) / sizeof(ops[0])); k++)
+      if (name == strlen(ops[k]) && strncmp(argv[i], ops[k], name) == 0) kind = k;
     char path[4096];
     if (kind < 0 || (size_t) snprintf(path, sizeof(path), colon + 1, rank) >= sizeof(path)) {
-      if (rank == 0) fprintf(stderr, "mpi-remove: bad operation '%s' (OP:PATH)\n", argv[i]);
+      if (rank == 0) fprintf(stderr, "mpi-fileops: bad operation '%s' (OP[@RANK]:PATH)\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int rc = kind == 0 ? remove(path) : kind == 1 ? rmdir(path) : kind == 2 ? remove_tree(path) : unlink(path);
-    if (rank == 0) printf("%.*s %s: %d %s\n", (int) op, argv[i], path, rc, rc == 0 ? "ok" : strerror(errno));
+    if (only < 0 || only == rank) {
+      char shown[4096];
+      snprintf(shown, sizeof(shown), "%s", path);
+      int rc = kind == 0 ? remove(path) : kind == 1 ? rmdir(path) : kind == 2 ? remove_tree(path)
+             : kind == 3 ? unlink(path) : kind == 4 ? rename_pair(path) : read_whole(path);
+      if (rank == 0 || only == rank)
+        printf("%.*s %s: %d %s\n", (int) op, argv[i], shown, rc, rc >= 0 ? "ok" : strerror(errno));
+      fflush(stdout);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
   }
   MPI_Finalize();
