@@ -180,6 +180,15 @@ test_expect_success 'a rank renames its copy of a file another rank wrote: its v
   test \"\$(bytes mvshared.out 'read@0 run/step_8/header.txt')\" = \"\$(wc -c <\"\$cached\")\"
 "
 
+test_expect_success 'mirrors and shared copies of ranks not on this node, left by a run that died, are removed' "
+  cachedir=\$(find $SCR_CACHE_BASE -maxdepth 2 -type d -name scr.t4110) && test -n \"\$cachedir\" &&
+  mkdir -p \$cachedir/.scr_view.7/run/step_8 \$cachedir/.scr_shared.5/run/step_8 \$cachedir/.scr_view.notarank &&
+  touch \$cachedir/.scr_view.7/run/step_8/part_7.bin \$cachedir/.scr_shared.5/run/step_8/header.txt &&
+  fileops hdr strays.out read@1:run/step_8/part_1.bin &&
+  ! test -e \$cachedir/.scr_view.7 && ! test -e \$cachedir/.scr_shared.5 && test -d \$cachedir/.scr_view.notarank &&
+  expect_grep '^read@1 run/step_8/part_1.bin: [1-9][0-9]* ok\$' strays.out
+"
+
 test_expect_success 'a directory listing shows the cached checkpoint files' "
   fresh dirscan && echo 'PRELOAD=chk/state-{step}-{rank}.dat TYPE=CHECKPOINT' >$TRASH/dirscan/.scrconf &&
   ! SCR_FLUSH=0 run dirscan dirscan die.out --die-at 5 &&

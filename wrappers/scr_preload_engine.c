@@ -1,6 +1,7 @@
 /* scr_preload_engine.c - turns the opens and closes of an unmodified program into
  * SCR datasets: start at the first matching open, completion at the rule's boundary. */
 #include "config.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -630,6 +631,43 @@ static int engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
 
 /* ---- start and end */
 
+/* the rank of a directory "<stem>.<rank>" of the cache directory, or -1 */
+static int engine_stray_rank(const char* name)
+{
+  static const char* const stems[] = { SCR_MIRROR_DIRECTORY ".", SCR_SHARE_DIRECTORY "." };
+  for (size_t i = 0; i < sizeof(stems) / sizeof(stems[0]); i++) {
+    size_t n = strlen(stems[i]);
+    char* end = NULL;
+    if (strncmp(name, stems[i], n) != 0 || name[n] < '0' || name[n] > '9') continue;
+    long rank = strtol(name + n, &end, 10);
+    if (*end == '\0' && rank <= 0x7fffffff) return (int) rank;
+  }
+  return -1;
+}
+
+/* A run that died leaves each rank's mirrors and shared copies in its
+ * node's cache; every rank clears its own at start, but the next run may
+ * place that rank on another node, or have fewer ranks. The node's first
+ * rank removes those of ranks that are not on this node now (the others
+ * only ever touch their own, so nothing races). */
+static void engine_remove_strays(void)
+{
+  int* ranks = malloc((size_t) scr.node_ranks * sizeof(int));
+  int ok = ranks && MPI_Allgather(&scr.rank, 1, MPI_INT, ranks, 1, MPI_INT, scr.comm_node) == MPI_SUCCESS;
+  DIR* dir = ok && scr.node_rank == 0 ? opendir(scr.cache_dir) : NULL;
+  struct dirent* e;
+  while (dir && (e = readdir(dir)) != NULL) {
+    int rank = engine_stray_rank(e->d_name), here = 0;
+    for (int i = 0; rank >= 0 && i < scr.node_ranks; i++) here |= ranks[i] == rank;
+    if (rank < 0 || here) continue;
+    char* path = scr_path_join(scr.cache_dir, e->d_name);
+    if (path && scr_io_remove_tree(path) == SCR_SUCCESS) scr_dbg(1, "preload: removed %s, left by an earlier run", path);
+    free(path);
+  }
+  if (dir) closedir(dir);
+  free(ranks);
+}
+
 static int engine_init(void)
 {
   /* the preload loaded the rules: there is at least one */
@@ -642,6 +680,7 @@ static int engine_init(void)
     SCR_Finalize();
     return SCR_ERR_NOENT;
   }
+  engine_remove_strays();
   scr_mirror_init();
   scr_share_clear();
   /* the restored dataset is visible at once; it is read through the view */

@@ -34,6 +34,11 @@ int scr_view_remove_directory(const char* path, int remove);
  * by mkdir (shown NULL); stops at and returns the first non-zero result */
 int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is_directory, void* arg), void* arg);
 
+/* each rank's directories in the cache directory, "<name>.<rank>": the
+ * mirrors of virtual directories, and the copies of files other ranks wrote */
+#define SCR_MIRROR_DIRECTORY ".scr_view"
+#define SCR_SHARE_DIRECTORY ".scr_shared"
+
 /* ---- mirrors of virtual directories (scr_preload_mirror.c), lock held */
 
 /* at SCR_Init and SCR_Finalize: the mirror root, which the preload learns */

@@ -37,7 +37,7 @@ static char* mirror_root = NULL;
 int scr_mirror_init(void)
 {
   char* root = NULL;
-  if (asprintf(&root, "%s/.scr_view.%d", scr.cache_dir, scr.rank) < 0) return SCR_ERR_NOMEM;
+  if (asprintf(&root, "%s/" SCR_MIRROR_DIRECTORY ".%d", scr.cache_dir, scr.rank) < 0) return SCR_ERR_NOMEM;
   scr_io_remove_tree(root); /* an earlier run's */
   /* the kernel names a descriptor's directory by its canonical path, which
    * is what the preload compares with */

@@ -42,7 +42,7 @@ static int shared_count = 0;
 static char* share_dir(void)
 {
   char* dir = NULL;
-  if (asprintf(&dir, "%s/.scr_shared.%d", scr.cache_dir, scr.rank) < 0) return NULL;
+  if (asprintf(&dir, "%s/" SCR_SHARE_DIRECTORY ".%d", scr.cache_dir, scr.rank) < 0) return NULL;
   return dir;
 }
 
