@@ -28,31 +28,47 @@
 
 #define SCREEN_INLINE static inline __attribute__((always_inline))
 
+SCREEN_INLINE uint64_t load64(const char* s)
+{
+  uint64_t w;
+  memcpy(&w, s, sizeof(w));
+  return w;
+}
+
+SCREEN_INLINE uint32_t load32(const char* s)
+{
+  uint32_t w;
+  memcpy(&w, s, sizeof(w));
+  return w;
+}
+
 /* one bit per byte of a 64-byte line: bit i stands for byte i */
 typedef struct {
   uint64_t zero, slash, dot;
 } line_bits;
 
 #if SCREEN_SSE2
-SCREEN_INLINE uint64_t line_equal(const __m128i v[4], char c)
+SCREEN_INLINE uint64_t line_equal(__m128i v0, __m128i v1, __m128i v2, __m128i v3, char c)
 {
   const __m128i x = _mm_set1_epi8(c);
-  uint64_t b0 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v[0], x));
-  uint64_t b1 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v[1], x));
-  uint64_t b2 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v[2], x));
-  uint64_t b3 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v[3], x));
+  uint64_t b0 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v0, x));
+  uint64_t b1 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v1, x));
+  uint64_t b2 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v2, x));
+  uint64_t b3 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v3, x));
   return b0 | b1 << 16 | b2 << 32 | b3 << 48;
 }
 
 /* line is 64-byte aligned, so it lies in one page: reading past the NUL
- * that ends a path in it cannot fault */
-SCREEN_INLINE void line_scan(const char* line, line_bits* bits)
+ * that ends a path in it cannot fault. Values, not arrays or pointers to
+ * locals: GCC's sanitizer marks an addressable local dead at the end of its
+ * scope even when inlined into the uninstrumented screen, and that mark
+ * then stays on the stack after the screen returns. */
+SCREEN_INLINE line_bits line_scan(const char* line)
 {
   const __m128i* p = (const __m128i*) line;
-  __m128i v[4] = { _mm_load_si128(p), _mm_load_si128(p + 1), _mm_load_si128(p + 2), _mm_load_si128(p + 3) };
-  bits->zero = line_equal(v, 0);
-  bits->slash = line_equal(v, '/');
-  bits->dot = line_equal(v, '.');
+  __m128i v0 = _mm_load_si128(p), v1 = _mm_load_si128(p + 1), v2 = _mm_load_si128(p + 2), v3 = _mm_load_si128(p + 3);
+  line_bits bits = { line_equal(v0, v1, v2, v3, 0), line_equal(v0, v1, v2, v3, '/'), line_equal(v0, v1, v2, v3, '.') };
+  return bits;
 }
 #else
 /* elsewhere eight bytes at a time: the high bit of each byte of w equal to
@@ -69,32 +85,18 @@ SCREEN_INLINE uint64_t word_equal(uint64_t w, unsigned char c)
   return (high * 0x0002040810204081ull) >> 56;
 }
 
-SCREEN_INLINE void line_scan(const char* line, line_bits* bits)
+SCREEN_INLINE line_bits line_scan(const char* line)
 {
-  bits->zero = bits->slash = bits->dot = 0;
+  line_bits bits = { 0, 0, 0 };
   for (int i = 0; i < 8; i++) {
-    uint64_t w;
-    memcpy(&w, line + 8 * i, sizeof(w));
-    bits->zero |= word_equal(w, 0) << (8 * i);
-    bits->slash |= word_equal(w, '/') << (8 * i);
-    bits->dot |= word_equal(w, '.') << (8 * i);
+    uint64_t w = load64(line + 8 * i);
+    bits.zero |= word_equal(w, 0) << (8 * i);
+    bits.slash |= word_equal(w, '/') << (8 * i);
+    bits.dot |= word_equal(w, '.') << (8 * i);
   }
+  return bits;
 }
 #endif
-
-SCREEN_INLINE uint64_t load64(const char* s)
-{
-  uint64_t w;
-  memcpy(&w, s, sizeof(w));
-  return w;
-}
-
-SCREEN_INLINE uint32_t load32(const char* s)
-{
-  uint32_t w;
-  memcpy(&w, s, sizeof(w));
-  return w;
-}
 
 /* 1 when a[0, n) and b[0, n) differ; whole words, the last one overlapping
  * the one before, so that no byte outside the ranges is read, and no loop
@@ -184,14 +186,12 @@ __attribute__((no_sanitize_address)) SCR_PRELOAD_HOT int scr_preload_lookup_scre
   if (__builtin_expect(!path, 0)) return SCR_PRELOAD_EXCLUDE_ALL;
   uintptr_t address = (uintptr_t) path;
   unsigned skip = (unsigned) (address & 63);
-  line_bits line;
-  line_scan(path - skip, &line);
+  line_bits line = line_scan(path - skip);
   uint64_t zero = line.zero >> skip, slash = line.slash >> skip, dot = line.dot >> skip;
   if (!zero) {
     /* the path goes on into the next line, which is therefore readable;
      * its bytes follow the 64 - skip of this one (none when skip is 0) */
-    line_bits next;
-    line_scan(path - skip + 64, &next);
+    line_bits next = line_scan(path - skip + 64);
     zero |= (next.zero << 1) << (63 - skip);
     slash |= (next.slash << 1) << (63 - skip);
     dot |= (next.dot << 1) << (63 - skip);
