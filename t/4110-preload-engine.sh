@@ -157,17 +157,6 @@ fileops() {
 # bytes OUT LINE: the count a "read" line of OUT reports
 bytes() { sed -n "s|^$2: \([0-9]*\) ok\$|\1|p" "$TRASH/$1"; }
 
-test_expect_success 'a checkpoint file renamed to a name no rule matches moves to the prefix directory' "
-  fileops hdr mv.out read@0:run/step_8/part_0.bin rename@0:run/step_8/part_0.bin=run/step_8/part_0.old \
-    read@0:run/step_8/part_0.old read@0:run/step_8/part_0.bin &&
-  expect_grep '^rename@0 run/step_8/part_0.bin=run/step_8/part_0.old: 0 ok\$' mv.out &&
-  test -n \"\$(bytes mv.out 'read@0 run/step_8/part_0.bin')\" &&
-  test \"\$(bytes mv.out 'read@0 run/step_8/part_0.bin')\" = \"\$(bytes mv.out 'read@0 run/step_8/part_0.old')\" &&
-  expect_grep '^read@0 run/step_8/part_0.bin: -1 No such file or directory\$' mv.out &&
-  test -f $TRASH/hdr/run/step_8/part_0.old && ! test -e $TRASH/hdr/run/step_8/part_0.bin &&
-  test -z \"\$(find $SCR_CACHE_BASE -name part_0.bin -path '*step_8*')\"
-"
-
 test_expect_success 'a rank renames its copy of a file another rank wrote: its view follows, the writer keeps it' "
   fileops hdr mvshared.out rename@1:run/step_8/header.txt=run/step_8/header.old read@1:run/step_8/header.old \
     read@1:run/step_8/header.txt read@0:run/step_8/header.txt &&
@@ -187,6 +176,28 @@ test_expect_success 'mirrors and shared copies of ranks not on this node, left b
   fileops hdr strays.out read@1:run/step_8/part_1.bin &&
   ! test -e \$cachedir/.scr_view.7 && ! test -e \$cachedir/.scr_shared.5 && test -d \$cachedir/.scr_view.notarank &&
   expect_grep '^read@1 run/step_8/part_1.bin: [1-9][0-9]* ok\$' strays.out
+"
+
+test_expect_success 'a checkpoint file renamed to a name no rule matches moves to the prefix directory' "
+  fileops hdr mv.out read@0:run/step_8/part_0.bin rename@0:run/step_8/part_0.bin=run/step_8/part_0.old \
+    read@0:run/step_8/part_0.old read@0:run/step_8/part_0.bin &&
+  expect_grep '^rename@0 run/step_8/part_0.bin=run/step_8/part_0.old: 0 ok\$' mv.out &&
+  test -n \"\$(bytes mv.out 'read@0 run/step_8/part_0.bin')\" &&
+  test \"\$(bytes mv.out 'read@0 run/step_8/part_0.bin')\" = \"\$(bytes mv.out 'read@0 run/step_8/part_0.old')\" &&
+  expect_grep '^read@0 run/step_8/part_0.bin: -1 No such file or directory\$' mv.out &&
+  test -f $TRASH/hdr/run/step_8/part_0.old && ! test -e $TRASH/hdr/run/step_8/part_0.bin &&
+  test -z \"\$(find $SCR_CACHE_BASE -name part_0.bin -path '*step_8*')\"
+"
+
+test_expect_success 'a checkpoint a rank deleted a file of is not restored: the next run resumes from the one before' "
+  fresh partial && echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/partial/.scrconf &&
+  ! SCR_FLUSH=0 SCR_CACHE_SIZE=2 run posix_fpp partial partial.die.out --die-at 7 &&
+  expect_grep '^checkpoint 6 written' partial.die.out &&
+  fileops partial partial.rm.out unlink@0:data/step6_rank0.chk &&
+  expect_grep '^unlink@0 data/step6_rank0.chk: 0 ok\$' partial.rm.out &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=2 run posix_fpp partial partial.resume.out &&
+  expect_grep '^resumed from step 4\$' partial.resume.out && same_result partial.resume.out ref.posix.out &&
+  expect_grep \"sees checkpoint 'data/step4_rank{rank}.chk' at its original paths\" partial.resume.out.err
 "
 
 test_expect_success 'a directory listing shows the cached checkpoint files' "

@@ -416,7 +416,9 @@ static void engine_keep_parent(const char* path)
 
 /* this rank's cached file of dataset, shown at orig, leaves the cache and the
  * dataset, and its copy on the prefix directory goes too: 0, or -1 with
- * errno when neither existed */
+ * errno when neither existed. The dataset keeps its count of files, so a
+ * complete one that lost a file no longer checks as complete here, and no
+ * restart picks what the application took apart. */
 static int engine_drop_cached(const char* cached, int dataset, const char* orig)
 {
   scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
@@ -424,8 +426,6 @@ static int engine_drop_cached(const char* cached, int dataset, const char* orig)
   int saved_errno = errno;
   scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);
   scr_kvtree_unset(scr_kvtree_get(mine, "ATTACHED"), cached);
-  scr_filemap_set_file_count(scr.filemap, dataset, scr.rank,
-                             scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank)));
   scr_cache_save_filemap();
   scr_mirror_forget(orig);
   if (unlink(orig) == 0) rc = 0;
