@@ -200,6 +200,17 @@ test_expect_success 'a checkpoint a rank deleted a file of is not restored: the 
   expect_grep \"sees checkpoint 'data/step4_rank{rank}.chk' at its original paths\" partial.resume.out.err
 "
 
+test_expect_success 'mkstemp then rename in a new checkpoint directory, and chdir into it, as without the layer' "
+  fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
+  fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \
+    chdir:ckpt.1 read:rank_%d.dat chdir:.. read@1:ckpt.1/rank_1.dat &&
+  printf '%s\\n' 'mkdir ckpt.1: 0 ok' 'mkstemp ckpt.1/tmp.XXXXXX=ckpt.1/rank_0.dat: 0 ok' 'read ckpt.1/rank_0.dat: 7 ok' \
+    'chdir ckpt.1: 0 ok' 'read rank_0.dat: 7 ok' 'chdir ..: 0 ok' 'read@1 ckpt.1/rank_1.dat: 7 ok' >tmpfile.expect &&
+  cmp tmpfile.expect tmpfile.out &&
+  test \"\$(cat \$(find $SCR_CACHE_BASE -path '*ckpt.1/rank_1.dat'))\" = 'rank 1' &&
+  test -d $TRASH/tmpfile/ckpt.1 && test -z \"\$(ls -A $TRASH/tmpfile/ckpt.1)\"
+"
+
 test_expect_success 'a directory listing shows the cached checkpoint files' "
   fresh dirscan && echo 'PRELOAD=chk/state-{step}-{rank}.dat TYPE=CHECKPOINT' >$TRASH/dirscan/.scrconf &&
   ! SCR_FLUSH=0 run dirscan dirscan die.out --die-at 5 &&

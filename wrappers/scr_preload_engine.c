@@ -629,6 +629,25 @@ static int engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
   return rc;
 }
 
+/* a call that is not routed is about to use a rule directory on the file
+ * system: one that exists only in the view is made there now, with the
+ * permissions mkdir would give it */
+static int engine_materialize(const scr_preload_target* t, int* handled)
+{
+  if (!scr.initialized || !t->directory || !scr_path_is_within(t->path, scr.prefix)) return -1;
+  pthread_mutex_lock(&scr_engine_lock);
+  struct stat st;
+  int rc = -1;
+  if (lstat(t->path, &st) != 0 && scr_view_is_directory(t->path)) {
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = scr_io_mkdir_p(t->path, 0777) == SCR_SUCCESS ? 0 : -1;
+    if (rc == 0) scr_dbg(1, "preload: %s made %s on the file system (it was virtual)", t->call, t->path);
+    else errno = EIO;
+  }
+  pthread_mutex_unlock(&scr_engine_lock);
+  return rc;
+}
+
 /* ---- start and end */
 
 /* the rank of a directory "<stem>.<rank>" of the cache directory, or -1 */
@@ -739,6 +758,7 @@ __attribute__((visibility("default"))) const struct scr_preload_engine scr_prelo
   .unlink = engine_unlink,
   .truncate = engine_truncate,
   .mkdir = engine_mkdir,
+  .materialize = engine_materialize,
   .stat = scr_view_stat,
   .access = scr_view_access,
   .opendir = scr_view_opendir,

@@ -27,6 +27,7 @@ struct scr_preload_engine {
   int (*unlink)(const scr_preload_target* target, int at_flags, int* handled);
   int (*truncate)(const scr_preload_target* target, off64_t length, int* handled);
   int (*mkdir)(const scr_preload_target* target, mode_t mode, int* handled);
+  int (*materialize)(const scr_preload_target* target, int* handled);
   int (*stat)(const scr_preload_target* target, int at_flags, char* redirect, int* handled);
   int (*access)(const scr_preload_target* target, int amode, int at_flags, char* redirect, int* handled);
   DIR* (*opendir)(const scr_preload_target* target, char* redirect, void** dir, int* handled);

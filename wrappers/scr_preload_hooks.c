@@ -83,6 +83,15 @@ int scr_preload_hook_mkdir(const scr_preload_target* target, mode_t mode, int* h
   return -1;
 }
 
+int scr_preload_hook_materialize(const scr_preload_target* target, int* handled)
+{
+  HOOK_DISPATCH(materialize, target, handled);
+  HOOK_SAY("preload hook: %s needs %s on the file system (directory of PRELOAD=%s): not handled", target->call,
+           target->path, hook_pattern(target));
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
 int scr_preload_hook_stat(const scr_preload_target* target, int at_flags, char* redirect, int* handled)
 {
   HOOK_DISPATCH(stat, target, at_flags, redirect, handled);

@@ -121,6 +121,14 @@ SCR_PRELOAD_API int scr_preload_hook_truncate(const scr_preload_target* target, 
  * exists, virtually) or -1 with errno (EEXIST ...). */
 SCR_PRELOAD_API int scr_preload_hook_mkdir(const scr_preload_target* target, mode_t mode, int* handled);
 
+/* chdir, and mkstemp and its kin (their template's directory): calls the
+ * layer does not route (glibc's mk*temp open through names no wrapper sees)
+ * are about to use the rule directory target on the file system. HANDLED: 0
+ * once it is there (made now when it existed only in the view), or -1 with
+ * errno; PASS: nothing to do. The wrapper then makes the real call, whose
+ * result and errno the application gets either way. */
+SCR_PRELOAD_API int scr_preload_hook_materialize(const scr_preload_target* target, int* handled);
+
 /* stat, lstat, fstatat, stat64, lstat64, fstatat64, statx, __xstat,
  * __lxstat, __fxstatat, __xstat64, __lxstat64, __fxstatat64 (at_flags:
  * AT_SYMLINK_NOFOLLOW for the l-variants, else the caller's flags).

@@ -71,6 +71,17 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   /* virtual dataset directories */ \
   X(mkdir, "mkdir", NULL, int, (const char*, mode_t)) \
   X(mkdirat, "mkdirat", NULL, int, (int, const char*, mode_t)) \
+  /* calls that are not routed but need such a directory on the file system */ \
+  X(chdir, "chdir", NULL, int, (const char*)) \
+  X(mkstemp, "mkstemp", NULL, int, (char*)) \
+  X(mkstemp64, "mkstemp64", NULL, int, (char*)) \
+  X(mkostemp, "mkostemp", NULL, int, (char*, int)) \
+  X(mkostemp64, "mkostemp64", NULL, int, (char*, int)) \
+  X(mkstemps, "mkstemps", NULL, int, (char*, int)) \
+  X(mkstemps64, "mkstemps64", NULL, int, (char*, int)) \
+  X(mkostemps, "mkostemps", NULL, int, (char*, int, int)) \
+  X(mkostemps64, "mkostemps64", NULL, int, (char*, int, int)) \
+  X(mkdtemp, "mkdtemp", NULL, char*, (char*)) \
   /* restored files visible at their original paths */ \
   X(stat, "stat", SCR_PRELOAD_STAT_VERSION, int, (const char*, struct stat*)) \
   X(lstat, "lstat", SCR_PRELOAD_STAT_VERSION, int, (const char*, struct stat*)) \

@@ -407,3 +407,46 @@ void probe_permissions_more(void)
   struct dirent** list = NULL;
   report_scan("scandir unsearchable", scandir("probe.d/closed", &list, NULL, alphasort), &list);
 }
+
+/* a temporary file made from template by make: whether it exists with the
+ * right name length (the name itself is random), then gone again */
+static void report_temporary(const char* label, const char* pattern, int fd, const char* template)
+{
+  int error = errno;
+  report(label, fd, fd < 0, error);
+  if (fd < 0) return;
+  struct stat st;
+  printf("  made=%d length=%zu\n", stat(template, &st) == 0 && S_ISREG(st.st_mode), strlen(template));
+  close(fd);
+  unlink(template);
+  (void) pattern;
+}
+
+void probe_temporaries(void)
+{
+  char t[64];
+  strcpy(t, "probe.d/tmp.XXXXXX");
+  report_temporary("mkstemp in a directory", t, mkstemp(t), t);
+  strcpy(t, "probe.d/tmp.XXXXXX");
+  report_temporary("mkostemp O_CLOEXEC", t, mkostemp(t, O_CLOEXEC), t);
+  strcpy(t, "probe.d/tmp.XXXXXX.dat");
+  report_temporary("mkstemps with a suffix", t, mkstemps(t, 4), t);
+  strcpy(t, "probe.d/tmp.XXXXXX.dat");
+  report_temporary("mkostemps64 with a suffix", t, mkostemps64(t, 4, 0), t);
+  strcpy(t, "probe.d/missing/tmp.XXXXXX");
+  report_temporary("mkstemp64 in a missing directory", t, mkstemp64(t), t);
+  strcpy(t, "probe.d/tmp.XXXXX");
+  report_temporary("mkstemp with too few X", t, mkstemp(t), t);
+  strcpy(t, "probe.d/dir.XXXXXX");
+  char* made = mkdtemp(t);
+  report_rc("mkdtemp", made ? 0 : -1);
+  if (made) rmdir(made);
+  strcpy(t, "probe.d/a.txt/dir.XXXXXX");
+  report_rc("mkdtemp below a file", mkdtemp(t) ? 0 : -1);
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof(cwd))) exit(2);
+  report_rc("chdir missing", chdir("probe.d/missing"));
+  report_rc("chdir a file", chdir("probe.d/a.txt"));
+  report_rc("chdir a directory", chdir("probe.d"));
+  report_rc("chdir back", chdir(cwd));
+}

@@ -288,6 +288,7 @@ int main(int argc, char** argv)
   probe_names();
   probe_stat_variants(fixture);
   probe_directories();
+  probe_temporaries();
   check_errno_kept(fixture);
   probe_permissions();
   probe_threads();

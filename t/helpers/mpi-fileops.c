@@ -12,6 +12,10 @@
  *            directories; finally rmdir(PATH)
  *   rename   PATH is FROM=TO: rename(FROM, TO)
  *   read     open(PATH) and read it whole: RC is the number of bytes
+ *   mkdir    mkdir(PATH, 0755)
+ *   chdir    chdir(PATH)
+ *   mkstemp  PATH is TEMPLATE=FINAL: mkstemp(TEMPLATE), write "rank R\n",
+ *            close, rename to FINAL (the careful way to replace a file)
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -96,6 +100,23 @@ static int remove_tree(const char* path)
   return rc == 0 ? rmdir(path) : rc;
 }
 
+/* the temporary-file-then-rename idiom through mkstemp */
+static int write_by_mkstemp(char* pair, int rank)
+{
+  char* final = strchr(pair, '=');
+  if (!final) {
+    errno = EINVAL;
+    return -1;
+  }
+  *final++ = '\0';
+  int fd = mkstemp(pair);
+  if (fd < 0) return -1;
+  char text[32];
+  int n = snprintf(text, sizeof(text), "rank %d\n", rank);
+  if (write(fd, text, (size_t) n) != n || close(fd) != 0) return -1;
+  return rename(pair, final);
+}
+
 int main(int argc, char** argv)
 {
   MPI_Init(&argc, &argv);
@@ -107,7 +128,8 @@ int main(int argc, char** argv)
     const char* at = colon ? memchr(argv[i], '@', op) : NULL;
     size_t name = at ? (size_t) (at - argv[i]) : op;
     int only = at ? atoi(at + 1) : -1;
-    static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read" };
+    static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
+                                       "mkstemp" };
     int kind = -1;
     for (int k = 0; colon && k < (int) (sizeof(ops) / sizeof(ops[0])); k++)
       if (name == strlen(ops[k]) && strncmp(argv[i], ops[k], name) == 0) kind = k;
@@ -120,7 +142,8 @@ int main(int argc, char** argv)
       char shown[4096];
       snprintf(shown, sizeof(shown), "%s", path);
       int rc = kind == 0 ? remove(path) : kind == 1 ? rmdir(path) : kind == 2 ? remove_tree(path)
-             : kind == 3 ? unlink(path) : kind == 4 ? rename_pair(path) : read_whole(path);
+             : kind == 3 ? unlink(path) : kind == 4 ? rename_pair(path) : kind == 5 ? read_whole(path)
+             : kind == 6 ? mkdir(path, 0755) : kind == 7 ? chdir(path) : write_by_mkstemp(path, rank);
       if (rank == 0 || only == rank)
         printf("%.*s %s: %d %s\n", (int) op, argv[i], shown, rc, rc >= 0 ? "ok" : strerror(errno));
       fflush(stdout);
