@@ -200,13 +200,17 @@ test_expect_success 'a checkpoint a rank deleted a file of is not restored: the 
   expect_grep \"sees checkpoint 'data/step4_rank{rank}.chk' at its original paths\" partial.resume.out.err
 "
 
-test_expect_success 'mkstemp then rename in a new checkpoint directory, and chdir into it, as without the layer' "
+test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "
   fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
   fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \
-    chdir:ckpt.1 read:rank_%d.dat chdir:.. read@1:ckpt.1/rank_1.dat &&
+    chdir:ckpt.1 read:rank_%d.dat chdir:.. read@1:ckpt.1/rank_1.dat realpath:ckpt.1/./rank_0.dat &&
+  real=\$(cd $TRASH/tmpfile && pwd -P) &&
   printf '%s\\n' 'mkdir ckpt.1: 0 ok' 'mkstemp ckpt.1/tmp.XXXXXX=ckpt.1/rank_0.dat: 0 ok' 'read ckpt.1/rank_0.dat: 7 ok' \
-    'chdir ckpt.1: 0 ok' 'read rank_0.dat: 7 ok' 'chdir ..: 0 ok' 'read@1 ckpt.1/rank_1.dat: 7 ok' >tmpfile.expect &&
-  cmp tmpfile.expect tmpfile.out &&
+    'chdir ckpt.1: 0 ok' 'read rank_0.dat: 7 ok' 'chdir ..: 0 ok' \
+    \"realpath ckpt.1/./rank_0.dat: \$(printf %s \"\$real/ckpt.1/rank_0.dat\" | wc -c) ok\" \
+    \"  = \$real/ckpt.1/rank_0.dat\" >tmpfile.expect &&
+  grep -v '^read@1 ' tmpfile.out >tmpfile.rank0 && cmp tmpfile.expect tmpfile.rank0 &&
+  expect_grep '^read@1 ckpt.1/rank_1.dat: 7 ok\$' tmpfile.out &&
   test \"\$(cat \$(find $SCR_CACHE_BASE -path '*ckpt.1/rank_1.dat'))\" = 'rank 1' &&
   test -d $TRASH/tmpfile/ckpt.1 && test -z \"\$(ls -A $TRASH/tmpfile/ckpt.1)\"
 "

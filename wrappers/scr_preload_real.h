@@ -17,6 +17,8 @@
  * version is not found (another architecture or libc), or dlsym finds the
  * symbol in another interposer, the resolver keeps dlsym's answer. */
 #define SCR_PRELOAD_STAT_VERSION "GLIBC_2.33"
+/* realpath that allocates when given no buffer (2.3), not the 2.0 one */
+#define SCR_PRELOAD_REALPATH_VERSION "GLIBC_2.3"
 #if defined(__i386__)
 #define SCR_PRELOAD_LIBIO_VERSION "GLIBC_2.1"
 #define SCR_PRELOAD_DIRENT64_VERSION "GLIBC_2.2"
@@ -99,6 +101,8 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(__fxstatat64, "__fxstatat64", NULL, int, (int, int, const char*, struct stat64*, int)) \
   X(access, "access", NULL, int, (const char*, int)) \
   X(faccessat, "faccessat", NULL, int, (int, const char*, int, int)) \
+  X(realpath, "realpath", SCR_PRELOAD_REALPATH_VERSION, char*, (const char*, char*)) \
+  X(canonicalize_file_name, "canonicalize_file_name", NULL, char*, (const char*)) \
   /* listings of the rules' directories */ \
   X(opendir, "opendir", NULL, DIR*, (const char*)) \
   X(readdir, "readdir", NULL, struct dirent*, (DIR*)) \

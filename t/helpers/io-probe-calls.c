@@ -450,3 +450,23 @@ void probe_temporaries(void)
   report_rc("chdir a directory", chdir("probe.d"));
   report_rc("chdir back", chdir(cwd));
 }
+
+static void report_resolved(const char* label, char* resolved, int owned)
+{
+  int error = errno;
+  report(label, resolved ? 0 : -1, resolved == NULL, error);
+  if (resolved) printf("  = %s\n", resolved);
+  if (owned) free(resolved);
+}
+
+void probe_realpath(const char* fixture)
+{
+  char buffer[4096];
+  report_resolved("realpath fixture", realpath(fixture, NULL), 1);
+  report_resolved("realpath into a buffer", realpath("probe.d/./a.txt", buffer), 0);
+  report_resolved("realpath missing", realpath("probe.d/missing", NULL), 1);
+  report_resolved("realpath below a file", realpath("probe.d/a.txt/x", buffer), 0);
+  report_resolved("realpath symlink", realpath("probe.d/link", NULL), 1);
+  report_resolved("canonicalize_file_name", canonicalize_file_name("probe.d//a.txt"), 1);
+  report_resolved("canonicalize_file_name missing", canonicalize_file_name("probe.d/missing/x"), 1);
+}

@@ -289,6 +289,7 @@ int main(int argc, char** argv)
   probe_stat_variants(fixture);
   probe_directories();
   probe_temporaries();
+  probe_realpath(fixture);
   check_errno_kept(fixture);
   probe_permissions();
   probe_threads();

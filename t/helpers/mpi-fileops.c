@@ -16,6 +16,8 @@
  *   chdir    chdir(PATH)
  *   mkstemp  PATH is TEMPLATE=FINAL: mkstemp(TEMPLATE), write "rank R\n",
  *            close, rename to FINAL (the careful way to replace a file)
+ *   realpath realpath(PATH, NULL): RC is its length; the path follows on a
+ *            line "  = PATH" 
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -71,6 +73,16 @@ static int read_whole(const char* path)
   close(fd);
   errno = saved;
   return n < 0 ? -1 : total;
+}
+
+/* the length of PATH's real path, printed on a line of its own by the caller */
+static int resolve(const char* path, char* out, size_t size)
+{
+  char* real = realpath(path, NULL);
+  if (!real) return -1;
+  snprintf(out, size, "%s", real);
+  free(real);
+  return (int) strlen(out);
 }
 
 static int rename_pair(char* pair)
@@ -129,7 +141,7 @@ int main(int argc, char** argv)
     size_t name = at ? (size_t) (at - argv[i]) : op;
     int only = at ? atoi(at + 1) : -1;
     static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
-                                       "mkstemp" };
+                                       "mkstemp", "realpath" };
     int kind = -1;
     for (int k = 0; colon && k < (int) (sizeof(ops) / sizeof(ops[0])); k++)
       if (name == strlen(ops[k]) && strncmp(argv[i], ops[k], name) == 0) kind = k;
@@ -139,13 +151,16 @@ int main(int argc, char** argv)
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (only < 0 || only == rank) {
-      char shown[4096];
+      char shown[4096], resolved[4096];
       snprintf(shown, sizeof(shown), "%s", path);
       int rc = kind == 0 ? remove(path) : kind == 1 ? rmdir(path) : kind == 2 ? remove_tree(path)
              : kind == 3 ? unlink(path) : kind == 4 ? rename_pair(path) : kind == 5 ? read_whole(path)
-             : kind == 6 ? mkdir(path, 0755) : kind == 7 ? chdir(path) : write_by_mkstemp(path, rank);
-      if (rank == 0 || only == rank)
+             : kind == 6 ? mkdir(path, 0755) : kind == 7 ? chdir(path) : kind == 8 ? write_by_mkstemp(path, rank)
+             : resolve(path, resolved, sizeof(resolved));
+      if (rank == 0 || only == rank) {
         printf("%.*s %s: %d %s\n", (int) op, argv[i], shown, rc, rc >= 0 ? "ok" : strerror(errno));
+        if (kind == 9 && rc >= 0) printf("  = %s\n", resolved);
+      }
       fflush(stdout);
     }
     MPI_Barrier(MPI_COMM_WORLD);
