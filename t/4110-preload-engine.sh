@@ -200,6 +200,17 @@ test_expect_success 'a checkpoint a rank deleted a file of is not restored: the 
   expect_grep \"sees checkpoint 'data/step4_rank{rank}.chk' at its original paths\" partial.resume.out.err
 "
 
+test_expect_success 'a restored file opened with O_CREAT|O_EXCL exists; opened without O_TRUNC it keeps its bytes' "
+  fresh excl && echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/excl/.scrconf &&
+  ! SCR_FLUSH=0 run posix_fpp excl excl.die.out --die-at 5 &&
+  fileops excl excl.out read:data/step4_rank%d.chk excl:data/step4_rank%d.chk update:data/step4_rank%d.chk \
+    read:data/step4_rank%d.chk &&
+  expect_grep '^excl data/step4_rank0.chk: -1 File exists\$' excl.out &&
+  expect_grep '^update data/step4_rank0.chk: 0 ok\$' excl.out &&
+  test \"\$(sed -n 1p excl.out | cut -d' ' -f3)\" = \"\$(sed -n 4p excl.out | cut -d' ' -f3)\" &&
+  test \"\$(sed -n 1p excl.out | cut -d' ' -f3)\" -gt 1
+"
+
 test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "
   fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
   fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \

@@ -293,6 +293,10 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     /* an existing file of a cached dataset: read it, or write the one in progress */
     snprintf(redirect, PATH_MAX, "%s", shown);
     *handled = SCR_PRELOAD_REDIRECT;
+  } else if (creating && shown && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+    /* the file exists, if only in the cache */
+    *handled = SCR_PRELOAD_HANDLED;
+    errno = EEXIST;
   } else if (creating) {
     char* relpath = scr_path_relative_to(scr.prefix, t->path);
     char cache[SCR_MAX_FILENAME];
@@ -304,6 +308,11 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
                  "(said once)", t->path, rule->pattern, scr.prefix);
     } else if (engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS) {
       int id = attached ? engine.done_id : scr.output_id;
+      /* an existing file opened for writing without O_TRUNC keeps its bytes
+       * (and its mode) in its new version; the old one stays as it was */
+      if (shown && !(flags & O_TRUNC) && strcmp(shown, cache) != 0 &&
+          scr_io_copy_file(shown, cache, 0700, NULL, NULL) != SCR_SUCCESS)
+        scr_err("cannot copy %s to %s for %s opened without O_TRUNC: it starts empty", shown, cache, t->path);
       fd = engine_open_cache(cache, flags, mode, handled);
       if (fd >= 0) {
         *file = engine_file_new(id, attached, t->path, relpath, cache);

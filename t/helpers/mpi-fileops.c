@@ -17,7 +17,10 @@
  *   mkstemp  PATH is TEMPLATE=FINAL: mkstemp(TEMPLATE), write "rank R\n",
  *            close, rename to FINAL (the careful way to replace a file)
  *   realpath realpath(PATH, NULL): RC is its length; the path follows on a
- *            line "  = PATH" 
+ *            line "  = PATH"
+ *   excl     open(PATH, O_WRONLY | O_CREAT | O_EXCL, 0644), then close
+ *   update   open(PATH, O_RDWR | O_CREAT, 0644) without O_TRUNC, write "X"
+ *            over its first byte, close 
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -85,6 +88,15 @@ static int resolve(const char* path, char* out, size_t size)
   return (int) strlen(out);
 }
 
+/* open with flags, write "X" at the start when asked, close: 0 or -1 */
+static int open_close(const char* path, int flags, int overwrite)
+{
+  int fd = open(path, flags, 0644);
+  if (fd < 0) return -1;
+  int rc = overwrite && pwrite(fd, "X", 1, 0) != 1 ? -1 : 0;
+  return close(fd) != 0 ? -1 : rc;
+}
+
 static int rename_pair(char* pair)
 {
   char* to = strchr(pair, '=');
@@ -141,7 +153,7 @@ int main(int argc, char** argv)
     size_t name = at ? (size_t) (at - argv[i]) : op;
     int only = at ? atoi(at + 1) : -1;
     static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
-                                       "mkstemp", "realpath" };
+                                       "mkstemp", "realpath", "excl", "update" };
     int kind = -1;
     for (int k = 0; colon && k < (int) (sizeof(ops) / sizeof(ops[0])); k++)
       if (name == strlen(ops[k]) && strncmp(argv[i], ops[k], name) == 0) kind = k;
@@ -156,7 +168,8 @@ int main(int argc, char** argv)
       int rc = kind == 0 ? remove(path) : kind == 1 ? rmdir(path) : kind == 2 ? remove_tree(path)
              : kind == 3 ? unlink(path) : kind == 4 ? rename_pair(path) : kind == 5 ? read_whole(path)
              : kind == 6 ? mkdir(path, 0755) : kind == 7 ? chdir(path) : kind == 8 ? write_by_mkstemp(path, rank)
-             : resolve(path, resolved, sizeof(resolved));
+             : kind == 9 ? resolve(path, resolved, sizeof(resolved))
+             : kind == 10 ? open_close(path, O_WRONLY | O_CREAT | O_EXCL, 0) : open_close(path, O_RDWR | O_CREAT, 1);
       if (rank == 0 || only == rank) {
         printf("%.*s %s: %d %s\n", (int) op, argv[i], shown, rc, rc >= 0 ? "ok" : strerror(errno));
         if (kind == 9 && rc >= 0) printf("  = %s\n", resolved);
