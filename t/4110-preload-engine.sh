@@ -211,6 +211,24 @@ test_expect_success 'a restored file opened with O_CREAT|O_EXCL exists; opened w
   test \"\$(sed -n 1p excl.out | cut -d' ' -f3)\" -gt 1
 "
 
+test_expect_success 'a second file of a step that already completed joins that checkpoint, with a warning' "
+  fresh twofiles && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat' 'PRELOAD=ck.{step}/q_{rank}.dat' >$TRASH/twofiles/.scrconf &&
+  fileops twofiles two.out mkdir:ck.1 write:ck.1/r_%d.dat write:ck.1/q_%d.dat &&
+  expect_grep 'ck.1/q_0.dat is a file of step 1, which completed .*set FILES=' two.out.err &&
+  fileops twofiles two.read.out read:ck.1/r_%d.dat read:ck.1/q_%d.dat &&
+  printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/q_0.dat: 7 ok' >two.expect && cmp two.expect two.read.out
+"
+
+test_expect_success 'files and directories no rule matches, made in a checkpoint directory, go to the file system' "
+  fresh others && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/others/.scrconf &&
+  fileops others others.out mkdir:ck.2 write:ck.2/notes_%d.txt fwrite:ck.2/log_%d.txt mkdir:ck.2/sub_%d \
+    write:ck.2/r_%d.dat read:ck.2/notes_%d.txt &&
+  printf '%s\\n' 'mkdir ck.2: 0 ok' 'write ck.2/notes_0.txt: 0 ok' 'fwrite ck.2/log_0.txt: 0 ok' 'mkdir ck.2/sub_0: 0 ok' \
+    'write ck.2/r_0.dat: 0 ok' 'read ck.2/notes_0.txt: 7 ok' >others.expect && cmp others.expect others.out &&
+  test -f $TRASH/others/ck.2/notes_1.txt && test -f $TRASH/others/ck.2/log_1.txt && test -d $TRASH/others/ck.2/sub_1 &&
+  ! test -e $TRASH/others/ck.2/r_0.dat && test -n \"\$(find $SCR_CACHE_BASE -path '*ck.2/r_1.dat')\"
+"
+
 test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "
   fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
   fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \

@@ -2,9 +2,6 @@
  * rule directory on the file system: chdir, and mkstemp and its kin. */
 #include "config.h"
 #include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "scr_preload_wrap.h"
@@ -18,48 +15,16 @@
  * names then go, as without the layer; a file renamed from there to a
  * rule's name moves into the cache). */
 
-/* dir, if it names a rule directory the view shows, exists on the file
- * system afterwards; keeps errno */
-static void materialize(const char* call, const char* dir)
-{
-  const scr_preload_ruleset* rules = scr_preload_wrap_rules();
-  if (!rules || scr_preload_state_dryrun() || scr_preload_lookup_screen(rules, dir) == SCR_PRELOAD_EXCLUDE_ALL)
-    return;
-  int saved_errno = errno;
-  scr_preload_lookup l;
-  if (scr_preload_lookup_path(&l, rules, call, AT_FDCWD, dir, SCR_PRELOAD_LOOKUP_DIRECTORY)) {
-    int handled = SCR_PRELOAD_PASS, rc;
-    SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_materialize(&l.t, &handled));
-    (void) rc; /* the real call reports what is still missing */
-  }
-  errno = saved_errno;
-}
-
-/* the same for the directory a template names ("dir/nameXXXXXX"); one
- * without a directory is relative to the current one, which exists */
-static void materialize_parent(const char* call, const char* template)
-{
-  __asm__("" : "+r"(template));
-  const char* slash = template ? strrchr(template, '/') : NULL;
-  if (!slash) return;
-  char dir[PATH_MAX];
-  size_t n = slash == template ? 1 : (size_t) (slash - template);
-  if (n >= sizeof(dir)) return;
-  memcpy(dir, template, n);
-  dir[n] = '\0';
-  materialize(call, dir);
-}
-
 SCR_PRELOAD_WRAPPER int chdir(const char* path)
 {
-  SCR_PRELOAD_WRAP_INERT(chdir, (materialize("chdir", path), real ? real(path) : (int) syscall(SYS_chdir, path)),
-                         path);
+  SCR_PRELOAD_WRAP_INERT(chdir, (scr_preload_wrap_materialize("chdir", AT_FDCWD, path),
+                                 real ? real(path) : (int) syscall(SYS_chdir, path)), path);
 }
 
 /* mk*temp: the template's directory first; without the real function (only
  * while dlsym runs) the call fails as unsupported */
 #define TEMP_BODY(name, fail, template, ...) \
-  SCR_PRELOAD_WRAP_INERT(name, (materialize_parent(#name, template), \
+  SCR_PRELOAD_WRAP_INERT(name, (scr_preload_wrap_materialize_parent(#name, AT_FDCWD, template), \
                                 real ? real(__VA_ARGS__) : (errno = ENOSYS, fail)), __VA_ARGS__)
 
 SCR_PRELOAD_WRAPPER int mkstemp(char* template)

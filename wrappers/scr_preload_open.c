@@ -81,6 +81,12 @@ static SCR_PRELOAD_COLD int open_missing(const scr_preload_ruleset* rules, int k
                                          int flags, mode_t mode, int saved_errno)
 {
   int failure = errno;
+  /* a file made in a virtual directory: the directory is made on the file
+   * system, and the open tried again */
+  if (failure == ENOENT && (flags & O_CREAT) && scr_preload_wrap_materialize_parent(open_names[kind], dirfd, path)) {
+    errno = saved_errno;
+    return open_real(kind, dirfd, path, flags, mode);
+  }
   scr_preload_lookup l;
   if (!scr_preload_lookup_virtual_directory(&l, rules, open_names[kind], dirfd, path)) return -1;
   char redirect[PATH_MAX];
@@ -333,6 +339,21 @@ static SCR_PRELOAD_COLD FILE* stdio_matched(int kind, const scr_preload_lookup* 
   return f;
 }
 
+/* the real fopen found no directory for a new file: one that exists only
+ * in the view is made on the file system, and the fopen tried again */
+static SCR_PRELOAD_COLD FILE* stdio_missing(int kind, const char* path, const char* mode, FILE* stream,
+                                            int saved_errno)
+{
+  int failure = errno, flags = 0;
+  if (failure == ENOENT && stdio_flags(mode, 0, &flags) && (flags & O_CREAT) &&
+      scr_preload_wrap_materialize_parent(stdio_names[kind], AT_FDCWD, path)) {
+    errno = saved_errno;
+    return stdio_real(kind, path, mode, stream);
+  }
+  errno = failure;
+  return NULL;
+}
+
 static FILE* stdio_routed(int kind, const scr_preload_ruleset* rules, const char* path, const char* mode,
                           FILE* stream)
 {
@@ -341,19 +362,27 @@ static FILE* stdio_routed(int kind, const scr_preload_ruleset* rules, const char
   int flags = 0;
   int what = SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_CALLER;
   if (__builtin_expect(!stdio_flags(mode, kind == FOPEN64 || kind == FREOPEN64, &flags) ||
-                       !scr_preload_lookup_path(&l, rules, stdio_names[kind], AT_FDCWD, path, what), 1))
-    return stdio_real(kind, path, mode, stream);
+                       !scr_preload_lookup_path(&l, rules, stdio_names[kind], AT_FDCWD, path, what), 1)) {
+    int saved_errno = errno;
+    FILE* f = stdio_real(kind, path, mode, stream);
+    return f || errno != ENOENT ? f : stdio_missing(kind, path, mode, stream, saved_errno);
+  }
   return stdio_matched(kind, &l, flags, path, mode, stream);
 }
 
+/* a new file may be made in a directory that exists only in the view */
+#define STDIO_BODY(name, kind) \
+  SCR_PRELOAD_WRAP_DIRECTORY_FAILING(name, NULL, path, stdio_missing(kind, path, mode, NULL, saved_errno), \
+                                     stdio_routed(kind, scr_preload_wrap_rules(), path, mode, NULL), path, mode)
+
 SCR_PRELOAD_WRAPPER FILE* fopen(const char* path, const char* mode)
 {
-  SCR_PRELOAD_WRAP_FILE(fopen, path, stdio_routed(FOPEN, scr_preload_wrap_rules(), path, mode, NULL), path, mode);
+  STDIO_BODY(fopen, FOPEN);
 }
 
 SCR_PRELOAD_WRAPPER FILE* fopen64(const char* path, const char* mode)
 {
-  SCR_PRELOAD_WRAP_FILE(fopen64, path, stdio_routed(FOPEN64, scr_preload_wrap_rules(), path, mode, NULL), path, mode);
+  STDIO_BODY(fopen64, FOPEN64);
 }
 
 /* freopen closes the stream's descriptor (path NULL: reopens the same file

@@ -140,6 +140,32 @@ int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preloa
   return 0;
 }
 
+int scr_preload_wrap_materialize(const char* call, int dirfd, const char* dir)
+{
+  const scr_preload_ruleset* rules = scr_preload_wrap_rules();
+  if (!rules || scr_preload_state_dryrun() || scr_preload_lookup_screen(rules, dir) == SCR_PRELOAD_EXCLUDE_ALL)
+    return 0;
+  int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc = -1;
+  scr_preload_lookup l;
+  if (scr_preload_lookup_path(&l, rules, call, dirfd, dir, SCR_PRELOAD_LOOKUP_DIRECTORY))
+    SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_materialize(&l.t, &handled));
+  errno = saved_errno;
+  return handled == SCR_PRELOAD_HANDLED && rc == 0;
+}
+
+int scr_preload_wrap_materialize_parent(const char* call, int dirfd, const char* path)
+{
+  __asm__("" : "+r"(path));
+  const char* slash = path ? strrchr(path, '/') : NULL;
+  if (!slash) return 0; /* in the current directory, which exists (or dirfd's) */
+  char dir[PATH_MAX];
+  size_t n = slash == path ? 1 : (size_t) (slash - path);
+  if (n >= sizeof(dir)) return 0;
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  return scr_preload_wrap_materialize(call, dirfd, dir);
+}
+
 void scr_preload_lookup_resolve(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                                 int dirfd, const char* path)
 {

@@ -38,14 +38,16 @@
   return slow
 
 /* As SCR_PRELOAD_WRAP_FILE, for calls that may also name a rule directory
- * that exists only in the view (stat, access, open): while those are shown,
- * a path that no rule's file can match goes to libc first, and `missing`
- * is evaluated (with saved_errno, the errno before the call, in scope, which
- * it may ignore) only
- * when that call failed (-1) for a missing name; outside everything the rules
+ * that exists only in the view, or a file in one (stat, access, open,
+ * fopen): while those are shown, a path that no rule's file can match goes
+ * to libc first, and `missing` is evaluated (with saved_errno, the errno
+ * before the call, in scope, which it may ignore) only when that call failed
+ * (returned `failure`) for a missing name; outside everything the rules
  * could name it is a tail call into libc (a return after a system call is
  * one more misprediction). `routed` decides the rest. */
 #define SCR_PRELOAD_WRAP_DIRECTORY(name, path, missing, routed, ...) \
+  SCR_PRELOAD_WRAP_DIRECTORY_FAILING(name, -1, path, missing, routed, __VA_ARGS__)
+#define SCR_PRELOAD_WRAP_DIRECTORY_FAILING(name, failure, path, missing, routed, ...) \
   __typeof__(scr_preload_real.name) real = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
   const scr_preload_ruleset* rules = scr_preload_state_rules(); \
   if (__builtin_expect(rules == NULL && real != NULL, 1)) return real(__VA_ARGS__); \
@@ -56,8 +58,8 @@
   if (screen == SCR_PRELOAD_EXCLUDE_FILE) { \
     int* error = scr_preload_real_errno(); \
     int saved_errno = *error; \
-    int result = real(__VA_ARGS__); \
-    if (__builtin_expect(result != -1 || (*error != ENOENT && *error != ENOTDIR), 1) || \
+    __typeof__(real(__VA_ARGS__)) result = real(__VA_ARGS__); \
+    if (__builtin_expect(result != (failure) || (*error != ENOENT && *error != ENOTDIR), 1) || \
         scr_preload_real_is_internal()) \
       return result; \
     (void) saved_errno; \
@@ -160,6 +162,14 @@ static inline int scr_preload_wrap_missing(int result)
  * no rules, or a dry run, which routes nothing) */
 int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                                          int dirfd, const char* path);
+
+/* the calls the layer does not route, and creations that failed with ENOENT
+ * below a rule directory that exists only in the view (made by mkdir): make
+ * dir there (the engine's scr_preload_hook_materialize), or the directory
+ * path would be in; 1 when it was made now, so that the caller may try
+ * again. Keep errno. */
+int scr_preload_wrap_materialize(const char* call, int dirfd, const char* dir);
+int scr_preload_wrap_materialize_parent(const char* call, int dirfd, const char* path);
 
 /* fill l->t for a path that need not match (the other side of a rename) */
 void scr_preload_lookup_resolve(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,

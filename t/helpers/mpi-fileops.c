@@ -20,7 +20,10 @@
  *            line "  = PATH"
  *   excl     open(PATH, O_WRONLY | O_CREAT | O_EXCL, 0644), then close
  *   update   open(PATH, O_RDWR | O_CREAT, 0644) without O_TRUNC, write "X"
- *            over its first byte, close 
+ *            over its first byte, close
+ *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
+ *            close
+ *   fwrite   the same through fopen(PATH, "w") 
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -88,6 +91,26 @@ static int resolve(const char* path, char* out, size_t size)
   return (int) strlen(out);
 }
 
+/* a new file holding "rank R\n": 0 or -1 */
+static int write_new(const char* path, int rank)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return -1;
+  char text[32];
+  int n = snprintf(text, sizeof(text), "rank %d\n", rank);
+  int rc = write(fd, text, (size_t) n) == n ? 0 : -1;
+  return close(fd) != 0 ? -1 : rc;
+}
+
+/* the same through stdio */
+static int fwrite_new(const char* path, int rank)
+{
+  FILE* f = fopen(path, "w");
+  if (!f) return -1;
+  int rc = fprintf(f, "rank %d\n", rank) > 0 ? 0 : -1;
+  return fclose(f) != 0 ? -1 : rc;
+}
+
 /* open with flags, write "X" at the start when asked, close: 0 or -1 */
 static int open_close(const char* path, int flags, int overwrite)
 {
@@ -153,7 +176,7 @@ int main(int argc, char** argv)
     size_t name = at ? (size_t) (at - argv[i]) : op;
     int only = at ? atoi(at + 1) : -1;
     static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
-                                       "mkstemp", "realpath", "excl", "update" };
+                                       "mkstemp", "realpath", "excl", "update", "write", "fwrite" };
     int kind = -1;
     for (int k = 0; colon && k < (int) (sizeof(ops) / sizeof(ops[0])); k++)
       if (name == strlen(ops[k]) && strncmp(argv[i], ops[k], name) == 0) kind = k;
@@ -169,7 +192,9 @@ int main(int argc, char** argv)
              : kind == 3 ? unlink(path) : kind == 4 ? rename_pair(path) : kind == 5 ? read_whole(path)
              : kind == 6 ? mkdir(path, 0755) : kind == 7 ? chdir(path) : kind == 8 ? write_by_mkstemp(path, rank)
              : kind == 9 ? resolve(path, resolved, sizeof(resolved))
-             : kind == 10 ? open_close(path, O_WRONLY | O_CREAT | O_EXCL, 0) : open_close(path, O_RDWR | O_CREAT, 1);
+             : kind == 10 ? open_close(path, O_WRONLY | O_CREAT | O_EXCL, 0)
+             : kind == 11 ? open_close(path, O_RDWR | O_CREAT, 1) : kind == 12 ? write_new(path, rank)
+             : fwrite_new(path, rank);
       if (rank == 0 || only == rank) {
         printf("%.*s %s: %d %s\n", (int) op, argv[i], shown, rc, rc >= 0 ? "ok" : strerror(errno));
         if (kind == 9 && rc >= 0) printf("  = %s\n", resolved);
