@@ -219,6 +219,14 @@ test_expect_success 'a second file of a step that already completed joins that c
   printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/q_0.dat: 7 ok' >two.expect && cmp two.expect two.read.out
 "
 
+test_expect_success 'an output file written after the checkpoint of its step is a dataset of its own' "
+  fresh ckout && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat' 'PRELOAD=out/o_{step}_{rank}.txt TYPE=OUTPUT' \
+    >$TRASH/ckout/.scrconf &&
+  fileops ckout ckout.out mkdir:ck.3 write:ck.3/r_%d.dat write:out/o_3_%d.txt &&
+  ! grep -q 'kept with that checkpoint' ckout.out.err &&
+  test \"\$(cat $TRASH/ckout/out/o_3_1.txt)\" = 'rank 1' && ! test -e $TRASH/ckout/ck.3/r_1.dat
+"
+
 test_expect_success 'files and directories no rule matches, made in a checkpoint directory, go to the file system' "
   fresh others && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/others/.scrconf &&
   fileops others others.out mkdir:ck.2 write:ck.2/notes_%d.txt fwrite:ck.2/log_%d.txt mkdir:ck.2/sub_%d \

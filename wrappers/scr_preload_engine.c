@@ -231,15 +231,18 @@ static int engine_route_new(const scr_preload_target* t, const scr_preload_rule*
   *attached = 0;
   if (rule->has_step) {
     if (engine.active && engine.step >= 0 && engine.step != t->match.step) engine_complete();
-    if (!engine.active && t->match.step == engine.done_step && engine.done_id >= 0 &&
+    if (!engine.active && t->match.step == engine.done_step && engine.done_rule &&
+        engine.done_rule->type == rule->type && engine.done_id >= 0 &&
         scr_filemap_get_dataset(scr.filemap, engine.done_id)) {
-      /* a file of the step that just completed, later than FILES= or the
-       * boundary waited for: it joins that checkpoint as a pointer file
-       * does, where a second dataset of the same step would evict the first */
+      /* a file of the step that just completed, of the same type, later
+       * than FILES= or the boundary waited for: it joins that dataset as a
+       * pointer file does, where a second dataset of the same step would
+       * evict the first (an output file of a checkpoint's step, or the
+       * other way round, starts its own) */
       static int warned_id = -1;
       if (warned_id != engine.done_id) {
         warned_id = engine.done_id;
-        const scr_preload_rule* first = engine.done_rule ? engine.done_rule : rule;
+        const scr_preload_rule* first = engine.done_rule;
         scr_warn("%s is a file of step %lld, which completed when PRELOAD=%s (%s) had its FILES=%lld: it is kept "
                  "with that checkpoint outside its redundancy (in cache, and a copy on the prefix directory); set "
                  "FILES= to the number of files each rank writes per step, or BOUNDARY= (said once per "
