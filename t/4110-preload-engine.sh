@@ -162,7 +162,7 @@ test_expect_success 'a rank renames its copy of a file another rank wrote: its v
     read@1:run/step_8/header.txt read@0:run/step_8/header.txt &&
   printf '%s\\n' 'rename@1 run/step_8/header.txt=run/step_8/header.old: 0 ok' \
     'read@1 run/step_8/header.txt: -1 No such file or directory' >mvshared.expect &&
-  grep -v '^read@[01] run/step_8/header.old:\\|^read@0' mvshared.out >mvshared.got && cmp mvshared.expect mvshared.got &&
+  grep -v '^read@[01] run/step_8/header.old:\\|^read@0' mvshared.out >mvshared.got && test_cmp mvshared.expect mvshared.got &&
   cached=\$(find $SCR_CACHE_BASE -name header.txt -path '*step_8*' ! -path '*.scr_shared*') && test -n \"\$cached\" &&
   cmp \"\$cached\" $TRASH/hdr/run/step_8/header.old &&
   test \"\$(stat -c %a \"\$cached\")\" = \"\$(stat -c %a $TRASH/hdr/run/step_8/header.old)\" &&
@@ -200,9 +200,12 @@ test_expect_success 'a checkpoint a rank deleted a file of is not restored: the 
   expect_grep \"sees checkpoint 'data/step4_rank{rank}.chk' at its original paths\" partial.resume.out.err
 "
 
-test_expect_success 'a restored file opened with O_CREAT|O_EXCL exists; opened without O_TRUNC it keeps its bytes' "
+test_expect_success 'glob finds a restored file; opened with O_CREAT|O_EXCL it exists; without O_TRUNC it keeps its bytes' "
   fresh excl && echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/excl/.scrconf &&
   ! SCR_FLUSH=0 run posix_fpp excl excl.die.out --die-at 5 &&
+  fileops excl excl.glob.out 'glob:data/step*_rank%d.chk' 'glob:data/*' 'glob:nothing/*' &&
+  printf '%s\\n' 'glob data/step*_rank0.chk: 1 ok' '  = data/step4_rank0.chk' 'glob data/*: 1 ok' \
+    '  = data/step4_rank0.chk' 'glob nothing/*: 0 ok' >excl.glob.expect && test_cmp excl.glob.expect excl.glob.out &&
   fileops excl excl.out read:data/step4_rank%d.chk excl:data/step4_rank%d.chk update:data/step4_rank%d.chk \
     read:data/step4_rank%d.chk &&
   expect_grep '^excl data/step4_rank0.chk: -1 File exists\$' excl.out &&
@@ -216,7 +219,7 @@ test_expect_success 'a second file of a step that already completed joins that c
   fileops twofiles two.out mkdir:ck.1 write:ck.1/r_%d.dat write:ck.1/q_%d.dat &&
   expect_grep 'ck.1/q_0.dat is a file of step 1, which completed .*set FILES=' two.out.err &&
   fileops twofiles two.read.out read:ck.1/r_%d.dat read:ck.1/q_%d.dat &&
-  printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/q_0.dat: 7 ok' >two.expect && cmp two.expect two.read.out
+  printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/q_0.dat: 7 ok' >two.expect && test_cmp two.expect two.read.out
 "
 
 test_expect_success 'an output file written after the checkpoint of its step is a dataset of its own' "
@@ -232,7 +235,7 @@ test_expect_success 'files and directories no rule matches, made in a checkpoint
   fileops others others.out mkdir:ck.2 write:ck.2/notes_%d.txt fwrite:ck.2/log_%d.txt mkdir:ck.2/sub_%d \
     write:ck.2/r_%d.dat read:ck.2/notes_%d.txt &&
   printf '%s\\n' 'mkdir ck.2: 0 ok' 'write ck.2/notes_0.txt: 0 ok' 'fwrite ck.2/log_0.txt: 0 ok' 'mkdir ck.2/sub_0: 0 ok' \
-    'write ck.2/r_0.dat: 0 ok' 'read ck.2/notes_0.txt: 7 ok' >others.expect && cmp others.expect others.out &&
+    'write ck.2/r_0.dat: 0 ok' 'read ck.2/notes_0.txt: 7 ok' >others.expect && test_cmp others.expect others.out &&
   test -f $TRASH/others/ck.2/notes_1.txt && test -f $TRASH/others/ck.2/log_1.txt && test -d $TRASH/others/ck.2/sub_1 &&
   ! test -e $TRASH/others/ck.2/r_0.dat && test -n \"\$(find $SCR_CACHE_BASE -path '*ck.2/r_1.dat')\"
 "
@@ -246,7 +249,7 @@ test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir in
     'chdir ckpt.1: 0 ok' 'read rank_0.dat: 7 ok' 'chdir ..: 0 ok' \
     \"realpath ckpt.1/./rank_0.dat: \$(printf %s \"\$real/ckpt.1/rank_0.dat\" | wc -c) ok\" \
     \"  = \$real/ckpt.1/rank_0.dat\" >tmpfile.expect &&
-  grep -v '^read@1 ' tmpfile.out >tmpfile.rank0 && cmp tmpfile.expect tmpfile.rank0 &&
+  grep -v '^read@1 ' tmpfile.out >tmpfile.rank0 && test_cmp tmpfile.expect tmpfile.rank0 &&
   expect_grep '^read@1 ckpt.1/rank_1.dat: 7 ok\$' tmpfile.out &&
   test \"\$(cat \$(find $SCR_CACHE_BASE -path '*ckpt.1/rank_1.dat'))\" = 'rank 1' &&
   test -d $TRASH/tmpfile/ckpt.1 && test -z \"\$(ls -A $TRASH/tmpfile/ckpt.1)\"

@@ -70,6 +70,11 @@ expect_grep() {
   grep -q -e "$pattern" "$file" || { echo "expected '$pattern' in $file:"; cat "$file"; return 1; }
 }
 
+# test_cmp EXPECTED ACTUAL: the same bytes, or the difference shown
+test_cmp() {
+  cmp -s "$1" "$2" || { echo "$2 differs from $1:"; diff -u "$1" "$2"; return 1; }
+}
+
 # ---- the unmodified example programs (examples/preload)
 # example_file_of APP S R: the file rank R of APP writes for step S,
 # relative to the directory it runs in

@@ -4,6 +4,7 @@
 #define SCR_PRELOAD_REAL_H
 
 #include <dirent.h>
+#include <glob.h>
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -19,6 +20,8 @@
 #define SCR_PRELOAD_STAT_VERSION "GLIBC_2.33"
 /* realpath that allocates when given no buffer (2.3), not the 2.0 one */
 #define SCR_PRELOAD_REALPATH_VERSION "GLIBC_2.3"
+/* glob that stats through gl_lstat under GLOB_ALTDIRFUNC (2.27) */
+#define SCR_PRELOAD_GLOB_VERSION "GLIBC_2.27"
 #if defined(__i386__)
 #define SCR_PRELOAD_LIBIO_VERSION "GLIBC_2.1"
 #define SCR_PRELOAD_DIRENT64_VERSION "GLIBC_2.2"
@@ -108,6 +111,8 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(readdir, "readdir", NULL, struct dirent*, (DIR*)) \
   X(readdir64, "readdir64", SCR_PRELOAD_DIRENT64_VERSION, struct dirent64*, (DIR*)) \
   X(closedir, "closedir", NULL, int, (DIR*)) \
+  X(glob, "glob", SCR_PRELOAD_GLOB_VERSION, int, (const char*, int, int (*)(const char*, int), glob_t*)) \
+  X(glob64, "glob64", SCR_PRELOAD_GLOB_VERSION, int, (const char*, int, int (*)(const char*, int), glob64_t*)) \
   X(scandir, "scandir", NULL, int, (const char*, struct dirent***, scr_preload_scandir_filter, \
                                     scr_preload_scandir_compare)) \
   X(scandir64, "scandir64", SCR_PRELOAD_DIRENT64_VERSION, int, (const char*, struct dirent64***, \

@@ -23,7 +23,8 @@
  *            over its first byte, close
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
  *            close
- *   fwrite   the same through fopen(PATH, "w") 
+ *   fwrite   the same through fopen(PATH, "w")
+ *   glob     glob(PATH): RC is the number of matches, each on a line "  = M" 
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -31,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,14 +83,34 @@ static int read_whole(const char* path)
   return n < 0 ? -1 : total;
 }
 
-/* the length of PATH's real path, printed on a line of its own by the caller */
-static int resolve(const char* path, char* out, size_t size)
+/* realpath: RC is the length of PATH's real path, which goes on a line of
+ * its own ("  = PATH") in detail */
+static int resolve(const char* path, char* detail, size_t size)
 {
   char* real = realpath(path, NULL);
   if (!real) return -1;
-  snprintf(out, size, "%s", real);
+  int n = (int) strlen(real);
+  snprintf(detail, size, "  = %s\n", real);
   free(real);
-  return (int) strlen(out);
+  return n;
+}
+
+/* glob: RC is the number of matches, each on a line of its own in detail */
+static int expand(const char* pattern, char* detail, size_t size)
+{
+  glob_t g;
+  int rc = glob(pattern, 0, NULL, &g);
+  if (rc == GLOB_NOMATCH) return 0;
+  if (rc != 0) {
+    errno = EIO;
+    return -1;
+  }
+  size_t used = 0;
+  for (size_t m = 0; m < g.gl_pathc && used < size; m++)
+    used += (size_t) snprintf(detail + used, size - used, "  = %s\n", g.gl_pathv[m]);
+  int n = (int) g.gl_pathc;
+  globfree(&g);
+  return n;
 }
 
 /* a new file holding "rank R\n": 0 or -1 */
@@ -164,6 +186,35 @@ static int write_by_mkstemp(char* pair, int rank)
   return rename(pair, final);
 }
 
+enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
+           GLOB, OPS };
+static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
+                                           "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob" };
+
+/* one operation: its result, and in detail any lines that follow it */
+static int run(int kind, char* path, int rank, char* detail, size_t size)
+{
+  switch (kind) {
+  case REMOVE: return remove(path);
+  case RMDIR: return rmdir(path);
+  case RMTREE: return remove_tree(path);
+  case UNLINK: return unlink(path);
+  case RENAME: return rename_pair(path);
+  case READ: return read_whole(path);
+  case MKDIR: return mkdir(path, 0755);
+  case CHDIR: return chdir(path);
+  case MKSTEMP: return write_by_mkstemp(path, rank);
+  case REALPATH: return resolve(path, detail, size);
+  case EXCL: return open_close(path, O_WRONLY | O_CREAT | O_EXCL, 0);
+  case UPDATE: return open_close(path, O_RDWR | O_CREAT, 1);
+  case WRITE: return write_new(path, rank);
+  case FWRITE: return fwrite_new(path, rank);
+  case GLOB: return expand(path, detail, size);
+  }
+  errno = EINVAL;
+  return -1;
+}
+
 int main(int argc, char** argv)
 {
   MPI_Init(&argc, &argv);
@@ -175,31 +226,22 @@ int main(int argc, char** argv)
     const char* at = colon ? memchr(argv[i], '@', op) : NULL;
     size_t name = at ? (size_t) (at - argv[i]) : op;
     int only = at ? atoi(at + 1) : -1;
-    static const char* const ops[] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
-                                       "mkstemp", "realpath", "excl", "update", "write", "fwrite" };
     int kind = -1;
-    for (int k = 0; colon && k < (int) (sizeof(ops) / sizeof(ops[0])); k++)
-      if (name == strlen(ops[k]) && strncmp(argv[i], ops[k], name) == 0) kind = k;
+    for (int k = 0; colon && k < OPS; k++)
+      if (name == strlen(op_names[k]) && strncmp(argv[i], op_names[k], name) == 0) kind = k;
     char path[4096];
     if (kind < 0 || (size_t) snprintf(path, sizeof(path), colon + 1, rank) >= sizeof(path)) {
       if (rank == 0) fprintf(stderr, "mpi-fileops: bad operation '%s' (OP[@RANK]:PATH)\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (only < 0 || only == rank) {
-      char shown[4096], resolved[4096];
+      char shown[4096], detail[8192] = "";
       snprintf(shown, sizeof(shown), "%s", path);
-      int rc = kind == 0 ? remove(path) : kind == 1 ? rmdir(path) : kind == 2 ? remove_tree(path)
-             : kind == 3 ? unlink(path) : kind == 4 ? rename_pair(path) : kind == 5 ? read_whole(path)
-             : kind == 6 ? mkdir(path, 0755) : kind == 7 ? chdir(path) : kind == 8 ? write_by_mkstemp(path, rank)
-             : kind == 9 ? resolve(path, resolved, sizeof(resolved))
-             : kind == 10 ? open_close(path, O_WRONLY | O_CREAT | O_EXCL, 0)
-             : kind == 11 ? open_close(path, O_RDWR | O_CREAT, 1) : kind == 12 ? write_new(path, rank)
-             : fwrite_new(path, rank);
+      int rc = run(kind, path, rank, detail, sizeof(detail));
       if (rank == 0 || only == rank) {
-        printf("%.*s %s: %d %s\n", (int) op, argv[i], shown, rc, rc >= 0 ? "ok" : strerror(errno));
-        if (kind == 9 && rc >= 0) printf("  = %s\n", resolved);
+        printf("%.*s %s: %d %s\n%s", (int) op, argv[i], shown, rc, rc >= 0 ? "ok" : strerror(errno), detail);
+        fflush(stdout);
       }
-      fflush(stdout);
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }
