@@ -222,6 +222,15 @@ test_expect_success 'a second file of a step that already completed joins that c
   printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/q_0.dat: 7 ok' >two.expect && test_cmp two.expect two.read.out
 "
 
+test_expect_success 'a completed checkpoint file opened again for writing is a new version, not changed in place' "
+  fresh again && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/again/.scrconf &&
+  fileops again again.out mkdir:ck.1 write:ck.1/r_%d.dat update:ck.1/r_%d.dat read:ck.1/r_%d.dat &&
+  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'update ck.1/r_0.dat: 0 ok' 'read ck.1/r_0.dat: 7 ok' \
+    >again.expect && test_cmp again.expect again.out &&
+  files=\$(find $SCR_CACHE_BASE -name r_1.dat ! -path '*.scr_*') && test \"\$(echo \$files | wc -w)\" = 1 &&
+  test \"\$(cat \$files)\" = 'Xank 1' && case \$files in *scr.dataset.1/*) false ;; esac
+"
+
 test_expect_success 'an output file written after the checkpoint of its step is a dataset of its own' "
   fresh ckout && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat' 'PRELOAD=out/o_{step}_{rank}.txt TYPE=OUTPUT' \
     >$TRASH/ckout/.scrconf &&
@@ -233,10 +242,12 @@ test_expect_success 'an output file written after the checkpoint of its step is 
 test_expect_success 'files and directories no rule matches, made in a checkpoint directory, go to the file system' "
   fresh others && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/others/.scrconf &&
   fileops others others.out mkdir:ck.2 write:ck.2/notes_%d.txt fwrite:ck.2/log_%d.txt mkdir:ck.2/sub_%d \
-    write:ck.2/r_%d.dat read:ck.2/notes_%d.txt &&
+    write:ck.2/r_%d.dat read:ck.2/notes_%d.txt mkdir:ck.3 mkdir:ck.3/logs_%d/ &&
   printf '%s\\n' 'mkdir ck.2: 0 ok' 'write ck.2/notes_0.txt: 0 ok' 'fwrite ck.2/log_0.txt: 0 ok' 'mkdir ck.2/sub_0: 0 ok' \
-    'write ck.2/r_0.dat: 0 ok' 'read ck.2/notes_0.txt: 7 ok' >others.expect && test_cmp others.expect others.out &&
+    'write ck.2/r_0.dat: 0 ok' 'read ck.2/notes_0.txt: 7 ok' 'mkdir ck.3: 0 ok' 'mkdir ck.3/logs_0/: 0 ok' \
+    >others.expect && test_cmp others.expect others.out &&
   test -f $TRASH/others/ck.2/notes_1.txt && test -f $TRASH/others/ck.2/log_1.txt && test -d $TRASH/others/ck.2/sub_1 &&
+  test -d $TRASH/others/ck.3/logs_1 &&
   ! test -e $TRASH/others/ck.2/r_0.dat && test -n \"\$(find $SCR_CACHE_BASE -path '*ck.2/r_1.dat')\"
 "
 

@@ -18,6 +18,7 @@
 #include "scr_io.h"
 #include "scr_filemap.h"
 #include "scr_globals.h"
+#include "scr_mpi.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
 #include "scr_api.h"
@@ -133,10 +134,13 @@ static void engine_complete(void)
              "(FILES=%lld); set FILES= to the number every rank writes, or BOUNDARY=", id, scr.output_name,
              engine.rule ? engine.rule->pattern : "?",
              engine.rule && engine.rule->origin ? engine.rule->origin : "configuration", engine.expected);
-  if (SCR_Complete_output(!engine.broken) == SCR_SUCCESS) engine.done_id = id;
+  /* a dataset that failed is gone: later files of its step must not join
+   * the one before it */
+  int done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
+  if (done) engine.done_id = id;
   scr_dbg(2, "preload: completing dataset %d took %.6f s", id, scr_log_seconds() - start);
-  engine.done_step = engine.step;
-  engine.done_rule = engine.rule;
+  engine.done_step = done ? engine.step : -1;
+  engine.done_rule = done ? engine.rule : NULL;
   engine.active = 0;
   engine.broken = 0;
   engine.step = -1;
@@ -153,6 +157,28 @@ static void engine_complete_if_pending(int boundary)
 }
 
 /* ---- routing */
+
+/* a new cache file holding what the descriptor in reads, with its mode: 0 or -1 */
+static int engine_copy_from(int in, const char* cache)
+{
+  struct stat st;
+  int out = fstat(in, &st) == 0 ? open(cache, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+  if (out < 0) return -1;
+  char buf[65536];
+  off_t offset = 0;
+  ssize_t n;
+  int rc = 0;
+  while ((n = pread(in, buf, sizeof(buf), offset)) > 0) {
+    if (scr_io_write_full(out, buf, (size_t) n) != n) {
+      rc = -1;
+      break;
+    }
+    offset += n;
+  }
+  if (n < 0 || fchmod(out, st.st_mode & 07777) != 0) rc = -1;
+  if (close(out) != 0) rc = -1;
+  return rc;
+}
 
 static int engine_open_cache(const char* cache, int flags, mode_t mode, int* handled)
 {
@@ -231,14 +257,17 @@ static int engine_route_new(const scr_preload_target* t, const scr_preload_rule*
   *attached = 0;
   if (rule->has_step) {
     if (engine.active && engine.step >= 0 && engine.step != t->match.step) engine_complete();
+    int existing = -1;
+    free(scr_view_find(t->path, &existing));
     if (!engine.active && t->match.step == engine.done_step && engine.done_rule &&
-        engine.done_rule->type == rule->type && engine.done_id >= 0 &&
+        engine.done_rule->type == rule->type && engine.done_id >= 0 && existing != engine.done_id &&
         scr_filemap_get_dataset(scr.filemap, engine.done_id)) {
-      /* a file of the step that just completed, of the same type, later
-       * than FILES= or the boundary waited for: it joins that dataset as a
-       * pointer file does, where a second dataset of the same step would
-       * evict the first (an output file of a checkpoint's step, or the
-       * other way round, starts its own) */
+      /* a new file of the step that just completed, of the same type,
+       * later than FILES= or the boundary waited for: it joins that dataset
+       * as a pointer file does, where a second dataset of the same step
+       * would evict the first (an output file of a checkpoint's step, or the
+       * other way round, starts its own; so does a file of the dataset
+       * written again, which must not change the protected one in place) */
       static int warned_id = -1;
       if (warned_id != engine.done_id) {
         warned_id = engine.done_id;
@@ -316,6 +345,10 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     char* relpath = scr_path_relative_to(scr.prefix, t->path);
     char cache[SCR_MAX_FILENAME];
     int attached = 0;
+    /* an existing file opened for writing without O_TRUNC keeps its bytes
+     * (and its mode) in its new version; opened now, since beginning the
+     * new dataset may evict the one that holds it */
+    int keep = shown && !(flags & O_TRUNC) ? open(shown, O_RDONLY | O_CLOEXEC) : -1;
     static int warned_outside = 0;
     if (!relpath || strcmp(relpath, ".") == 0) {
       if (!warned_outside++)
@@ -323,10 +356,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
                  "(said once)", t->path, rule->pattern, scr.prefix);
     } else if (engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS) {
       int id = attached ? engine.done_id : scr.output_id;
-      /* an existing file opened for writing without O_TRUNC keeps its bytes
-       * (and its mode) in its new version; the old one stays as it was */
-      if (shown && !(flags & O_TRUNC) && strcmp(shown, cache) != 0 &&
-          scr_io_copy_file(shown, cache, 0700, NULL, NULL) != SCR_SUCCESS)
+      if (keep >= 0 && strcmp(shown, cache) != 0 && engine_copy_from(keep, cache) != 0)
         scr_err("cannot copy %s to %s for %s opened without O_TRUNC: it starts empty", shown, cache, t->path);
       fd = engine_open_cache(cache, flags, mode, handled);
       if (fd >= 0) {
@@ -342,6 +372,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     } else if (scr.in_output && engine.active) {
       engine.broken = 1;
     }
+    if (keep >= 0) close(keep);
     free(relpath);
   }
   free(shown);
@@ -468,19 +499,23 @@ static int engine_rename_out(const char* cached, int dataset, int shared, const 
                              const scr_preload_target* to)
 {
   char* parent = scr_path_dirname(to->path);
-  struct stat st;
+  struct stat st, source;
   int error = 0;
   if (!parent) {
     error = ENOMEM;
   } else if (stat(parent, &st) == 0) {
     if (!S_ISDIR(st.st_mode)) error = ENOTDIR;
-    else if (access(parent, W_OK | X_OK) != 0) error = errno;
+    else if (faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) != 0) error = errno;
   } else {
-    error = errno == ENOTDIR ? ENOTDIR : ENOENT;
-    if (scr_view_is_directory(parent)) error = 0;
+    error = errno;
+    if (error == ENOENT && scr_view_is_directory(parent)) error = 0;
   }
-  if (!error && stat(to->path, &st) == 0 && S_ISDIR(st.st_mode)) error = EISDIR;
+  /* rename replaces a symbolic link, even one to a directory */
+  if (!error && lstat(to->path, &st) == 0 && S_ISDIR(st.st_mode)) error = EISDIR;
+  if (!error && stat(cached, &source) != 0) error = errno;
   if (!error && scr_io_copy_file(cached, to->path, 0777, NULL, NULL) != SCR_SUCCESS) error = EIO;
+  /* rename keeps every mode bit, the umask notwithstanding */
+  if (!error) chmod(to->path, source.st_mode & 07777);
   free(parent);
   if (error) {
     errno = error;
@@ -696,7 +731,9 @@ static int engine_stray_rank(const char* name)
 static void engine_remove_strays(void)
 {
   int* ranks = malloc((size_t) scr.node_ranks * sizeof(int));
-  int ok = ranks && MPI_Allgather(&scr.rank, 1, MPI_INT, ranks, 1, MPI_INT, scr.comm_node) == MPI_SUCCESS;
+  /* every rank of the node takes part in the same collectives, or none */
+  int ok = scr_mpi_all_true(ranks != NULL, scr.comm_node) &&
+           MPI_Allgather(&scr.rank, 1, MPI_INT, ranks, 1, MPI_INT, scr.comm_node) == MPI_SUCCESS;
   DIR* dir = ok && scr.node_rank == 0 ? opendir(scr.cache_dir) : NULL;
   struct dirent* e;
   while (dir && (e = readdir(dir)) != NULL) {

@@ -365,7 +365,9 @@ static FILE* stdio_routed(int kind, const scr_preload_ruleset* rules, const char
                        !scr_preload_lookup_path(&l, rules, stdio_names[kind], AT_FDCWD, path, what), 1)) {
     int saved_errno = errno;
     FILE* f = stdio_real(kind, path, mode, stream);
-    return f || errno != ENOENT ? f : stdio_missing(kind, path, mode, stream, saved_errno);
+    /* not freopen: its stream is closed by now, whatever follows */
+    if (f || errno != ENOENT || kind == FREOPEN || kind == FREOPEN64) return f;
+    return stdio_missing(kind, path, mode, stream, saved_errno);
   }
   return stdio_matched(kind, &l, flags, path, mode, stream);
 }

@@ -156,10 +156,15 @@ int scr_preload_wrap_materialize(const char* call, int dirfd, const char* dir)
 int scr_preload_wrap_materialize_parent(const char* call, int dirfd, const char* path)
 {
   __asm__("" : "+r"(path));
-  const char* slash = path ? strrchr(path, '/') : NULL;
-  if (!slash) return 0; /* in the current directory, which exists (or dirfd's) */
+  if (!path) return 0;
+  /* the last component, trailing slashes aside ("dir/new/" is made in dir) */
+  size_t end = strlen(path);
+  while (end > 1 && path[end - 1] == '/') end--;
+  size_t slash = end;
+  while (slash > 0 && path[slash - 1] != '/') slash--;
+  if (slash == 0) return 0; /* in the current directory, which exists (or dirfd's) */
   char dir[PATH_MAX];
-  size_t n = slash == path ? 1 : (size_t) (slash - path);
+  size_t n = slash == 1 ? 1 : slash - 1;
   if (n >= sizeof(dir)) return 0;
   memcpy(dir, path, n);
   dir[n] = '\0';
