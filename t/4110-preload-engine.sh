@@ -239,16 +239,18 @@ test_expect_success 'an output file written after the checkpoint of its step is 
   test \"\$(cat $TRASH/ckout/out/o_3_1.txt)\" = 'rank 1' && ! test -e $TRASH/ckout/ck.3/r_1.dat
 "
 
-test_expect_success 'files and directories no rule matches, made in a checkpoint directory, go to the file system' "
+test_expect_success 'files and directories no rule matches, made in a checkpoint directory, go to the file system; statvfs sees it' "
   fresh others && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/others/.scrconf &&
   fileops others others.out mkdir:ck.2 write:ck.2/notes_%d.txt fwrite:ck.2/log_%d.txt mkdir:ck.2/sub_%d \
-    write:ck.2/r_%d.dat read:ck.2/notes_%d.txt mkdir:ck.3 mkdir:ck.3/logs_%d/ &&
+    write:ck.2/r_%d.dat read:ck.2/notes_%d.txt mkdir:ck.3 mkdir:ck.3/logs_%d/ mkdir:ck.4 statvfs:ck.4 \
+    write:ck.4/r_%d.dat statvfs:ck.4/r_%d.dat statvfs:ck.4/missing &&
   printf '%s\\n' 'mkdir ck.2: 0 ok' 'write ck.2/notes_0.txt: 0 ok' 'fwrite ck.2/log_0.txt: 0 ok' 'mkdir ck.2/sub_0: 0 ok' \
     'write ck.2/r_0.dat: 0 ok' 'read ck.2/notes_0.txt: 7 ok' 'mkdir ck.3: 0 ok' 'mkdir ck.3/logs_0/: 0 ok' \
-    >others.expect && test_cmp others.expect others.out &&
+    'mkdir ck.4: 0 ok' 'statvfs ck.4: 0 ok' 'write ck.4/r_0.dat: 0 ok' 'statvfs ck.4/r_0.dat: 0 ok' \
+    'statvfs ck.4/missing: -1 No such file or directory' >others.expect && test_cmp others.expect others.out &&
   test -f $TRASH/others/ck.2/notes_1.txt && test -f $TRASH/others/ck.2/log_1.txt && test -d $TRASH/others/ck.2/sub_1 &&
   test -d $TRASH/others/ck.3/logs_1 &&
-  ! test -e $TRASH/others/ck.2/r_0.dat && test -n \"\$(find $SCR_CACHE_BASE -path '*ck.2/r_1.dat')\"
+  ! test -e $TRASH/others/ck.2/r_0.dat && test -n \"\$(find $SCR_CACHE_BASE -path '*ck.4/r_1.dat')\"
 "
 
 test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "

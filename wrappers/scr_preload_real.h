@@ -5,6 +5,8 @@
 
 #include <dirent.h>
 #include <glob.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -105,6 +107,10 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(access, "access", NULL, int, (const char*, int)) \
   X(faccessat, "faccessat", NULL, int, (int, const char*, int, int)) \
   X(realpath, "realpath", SCR_PRELOAD_REALPATH_VERSION, char*, (const char*, char*)) \
+  X(statvfs, "statvfs", NULL, int, (const char*, struct statvfs*)) \
+  X(statvfs64, "statvfs64", NULL, int, (const char*, struct statvfs64*)) \
+  X(statfs, "statfs", NULL, int, (const char*, struct statfs*)) \
+  X(statfs64, "statfs64", NULL, int, (const char*, struct statfs64*)) \
   X(canonicalize_file_name, "canonicalize_file_name", NULL, char*, (const char*)) \
   /* listings of the rules' directories */ \
   X(opendir, "opendir", NULL, DIR*, (const char*)) \

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include "io-probe.h"
 
@@ -469,4 +471,15 @@ void probe_realpath(const char* fixture)
   report_resolved("realpath symlink", realpath("probe.d/link", NULL), 1);
   report_resolved("canonicalize_file_name", canonicalize_file_name("probe.d//a.txt"), 1);
   report_resolved("canonicalize_file_name missing", canonicalize_file_name("probe.d/missing/x"), 1);
+}
+
+void probe_statfs(const char* fixture)
+{
+  struct statvfs v;
+  struct statfs f;
+  report_rc("statvfs fixture", statvfs(fixture, &v));
+  report_rc("statvfs missing", statvfs("probe.d/missing", &v));
+  report_rc("statvfs below a file", statvfs("probe.d/a.txt/x", &v));
+  report_rc("statfs directory", statfs("probe.d", &f));
+  report_rc("statfs64 missing", statfs64("probe.d/missing/x", (struct statfs64*) &f));
 }

@@ -290,6 +290,7 @@ int main(int argc, char** argv)
   probe_directories();
   probe_temporaries();
   probe_realpath(fixture);
+  probe_statfs(fixture);
   check_errno_kept(fixture);
   probe_permissions();
   probe_threads();

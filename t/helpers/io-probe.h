@@ -26,6 +26,7 @@ void probe_stat_variants(const char* fixture);
 void probe_directories(void);
 void probe_temporaries(void);
 void probe_realpath(const char* fixture);
+void probe_statfs(const char* fixture);
 /* as user nobody: the permission errors of the calls above */
 void probe_permissions_more(void);
 

@@ -24,7 +24,8 @@
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
  *            close
  *   fwrite   the same through fopen(PATH, "w")
- *   glob     glob(PATH): RC is the number of matches, each on a line "  = M" 
+ *   glob     glob(PATH): RC is the number of matches, each on a line "  = M"
+ *   statvfs  statvfs(PATH) 
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* the contents of the directory open as fd, then nothing else */
@@ -187,9 +189,10 @@ static int write_by_mkstemp(char* pair, int rank)
 }
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
-           GLOB, OPS };
+           GLOB, STATVFS, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
-                                           "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob" };
+                                           "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
+                                           "statvfs" };
 
 /* one operation: its result, and in detail any lines that follow it */
 static int run(int kind, char* path, int rank, char* detail, size_t size)
@@ -210,6 +213,10 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case WRITE: return write_new(path, rank);
   case FWRITE: return fwrite_new(path, rank);
   case GLOB: return expand(path, detail, size);
+  case STATVFS: {
+    struct statvfs st;
+    return statvfs(path, &st);
+  }
   }
   errno = EINVAL;
   return -1;
