@@ -34,6 +34,13 @@ int scr_view_remove_directory(const char* path, int remove);
  * by mkdir (shown NULL); stops at and returns the first non-zero result */
 int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is_directory, void* arg), void* arg);
 
+/* ---- versions (scr_preload_versions.c), lock held */
+
+/* before dataset id (named name) completes: this rank's files of the newest
+ * other cached dataset of that name that id does not rewrite become files of
+ * id too; returns how many */
+int scr_version_inherit(int id, const char* name);
+
 /* each rank's directories in the cache directory, "<name>.<rank>": the
  * mirrors of virtual directories, and the copies of files other ranks wrote */
 #define SCR_MIRROR_DIRECTORY ".scr_view"
