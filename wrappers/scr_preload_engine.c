@@ -45,22 +45,13 @@ static struct {
   const scr_preload_rule* done_rule;  /* the one that began the last completed dataset */
 } engine = { .step = -1, .done_step = -1, .done_id = -1 };
 
-/* a routed open, kept by the preload with the descriptor (the hooks' *file) */
-struct engine_file {
-  int dataset;             /* id of the dataset it belongs to */
-  int attached;            /* attached to a complete dataset (a pointer file) */
-  char* orig;              /* the path the application opened */
-  char* relpath;           /* the same relative to the prefix directory */
-  char* cache;             /* the file actually opened */
-};
-
 /* the rule a target matched, or NULL */
-static const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
+const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
 {
   return target->rules ? scr_preload_rules_at(target->rules, target->match.rule) : NULL;
 }
 
-static void engine_file_free(struct engine_file* f)
+static void engine_file_free(struct scr_engine_file* f)
 {
   if (!f) return;
   free(f->orig);
@@ -189,10 +180,10 @@ static int engine_open_cache(const char* cache, int flags, mode_t mode, int* han
   return fd;
 }
 
-static struct engine_file* engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
+static struct scr_engine_file* engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
                                            const char* cache)
 {
-  struct engine_file* f = calloc(1, sizeof(*f));
+  struct scr_engine_file* f = calloc(1, sizeof(*f));
   if (!f) return NULL;
   f->dataset = dataset;
   f->attached = attached;
@@ -231,7 +222,7 @@ static int engine_attach(const char* orig, const char* relpath, char* cache, siz
 /* the attached file is closed: record it, and keep a copy on the prefix
  * directory, where every rank and a later run find it even if this node is
  * lost; once the dataset is on the prefix directory, the file is too */
-static void engine_attach_done(const struct engine_file* f)
+void scr_engine_attach_done(const struct scr_engine_file* f)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, f->dataset);
   scr_kvtree* meta = scr_kvtree_get(scr_kvtree_get(scr_kvtree_get_kv_int(dset, "RANK", scr.rank), "ATTACHED"),
@@ -253,7 +244,7 @@ static void engine_attach_done(const struct engine_file* f)
 
 /* a new file for the dataset this target belongs to; returns the cache path
  * to open (in cache) and whether it is attached, or SCR_FAILURE to pass */
-static int engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath,
+int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath,
                             char* cache, size_t length, int* attached)
 {
   *attached = 0;
@@ -356,7 +347,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
       if (!warned_outside++)
         scr_warn("%s matches PRELOAD=%s but lies outside the prefix directory %s: written there unprotected "
                  "(said once)", t->path, rule->pattern, scr.prefix);
-    } else if (engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS) {
+    } else if (scr_engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS) {
       int id = attached ? engine.done_id : scr.output_id;
       if (keep >= 0 && strcmp(shown, cache) != 0 && engine_copy_from(keep, cache) != 0)
         scr_err("cannot copy %s to %s for %s opened without O_TRUNC: it starts empty", shown, cache, t->path);
@@ -386,12 +377,12 @@ static int engine_close(int fd, void* file, int rc, int* handled)
 {
   (void) fd;
   (void) handled;
-  struct engine_file* f = file;
+  struct scr_engine_file* f = file;
   if (!f) return rc;
   int saved_errno = errno;
   pthread_mutex_lock(&scr_engine_lock);
   if (f->attached) {
-    engine_attach_done(f);
+    scr_engine_attach_done(f);
   } else if (engine.active && f->dataset == scr.output_id) {
     engine.closed++;
     if (engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.closed >= engine.expected &&
@@ -404,309 +395,14 @@ static int engine_close(int fd, void* file, int rc, int* handled)
   return rc;
 }
 
-/* ---- renames, unlinks, truncation, directories */
-
-/* rename within the cache: the entry of this rank's filemap follows the file */
-static int engine_rename_cached(const char* cache_from, int dataset, const scr_preload_target* to,
-                                const char* relpath)
+int scr_engine_writing(int dataset)
 {
-  char cache_to[SCR_MAX_FILENAME];
-  scr_kvtree* files = scr_filemap_get_files(scr.filemap, dataset, scr.rank);
-  scr_kvtree* old = files ? scr_kvtree_get(files, cache_from) : NULL;
-  int rc;
-  if (old && engine.active && dataset == scr.output_id) {
-    /* a file of the dataset in progress: its new name may give the {step} */
-    int attached = 0;
-    rc = engine_route_new(to, scr_engine_rule(to), relpath, cache_to, sizeof(cache_to), &attached);
-    if (rc == SCR_SUCCESS && attached) rc = SCR_FAILURE;
-    dataset = scr.output_id;
-  } else {
-    char* dir = scr_cache_dataset_dir(dataset);
-    char* path = dir ? scr_path_join(dir, relpath) : NULL;
-    char* parent = path ? scr_path_dirname(path) : NULL;
-    rc = parent && scr_io_mkdir_p(parent, 0700) == SCR_SUCCESS ? SCR_SUCCESS : SCR_FAILURE;
-    if (rc == SCR_SUCCESS) snprintf(cache_to, sizeof(cache_to), "%s", path);
-    free(parent);
-    free(path);
-    free(dir);
-  }
-  if (rc != SCR_SUCCESS || rename(cache_from, cache_to) != 0) return SCR_FAILURE;
-  scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
-  for (int list = 0; list < 2; list++) {
-    scr_kvtree* entries = scr_kvtree_get(mine, list ? "ATTACHED" : "FILE");
-    scr_kvtree* entry = scr_kvtree_get(entries, cache_from);
-    if (!entry) continue;
-    scr_kvtree* moved = scr_kvtree_copy(entry);
-    const char* old_relpath = scr_kvtree_get_val(entry, "RELPATH");
-    char* old_store = list && old_relpath ? scr_cache_attached_store(dataset, old_relpath) : NULL;
-    if (old_store) unlink(old_store);
-    free(old_store);
-    /* the copy under the old name on the prefix directory goes, as with a real rename */
-    const char* old_orig = scr_kvtree_get_val(entry, "ORIG");
-    if (list && old_orig && scr_flush_is_flushed(dataset)) unlink(old_orig);
-    scr_kvtree_unset(entries, cache_from);
-    scr_kvtree_set_kv(moved, "ORIG", to->path);
-    scr_kvtree_set_kv(moved, "RELPATH", relpath);
-    scr_kvtree_set(entries, cache_to, moved);
-    if (list == 1) {
-      /* a renamed pointer file: its prefix-directory copy follows */
-      const struct engine_file f = { dataset, 1, (char*) to->path, (char*) relpath, cache_to };
-      engine_attach_done(&f);
-    }
-  }
-  scr_filemap_set_file_count(scr.filemap, dataset, scr.rank,
-                             scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank)));
-  return scr_cache_save_filemap();
+  return engine.active && dataset == scr.output_id;
 }
 
-/* path left the view: its directory stays, empty, until the application
- * removes it, as on a file system (unless the file system has it anyway) */
-static void engine_keep_parent(const char* path)
+int scr_engine_done_id(void)
 {
-  char* parent = scr_path_dirname(path);
-  struct stat st;
-  if (parent && scr_path_is_within(parent, scr.prefix) && strcmp(parent, scr.prefix) != 0 &&
-      !scr_view_is_directory(parent) && lstat(parent, &st) != 0)
-    scr_view_add_directory(parent);
-  free(parent);
-}
-
-/* this rank's cached file of dataset, shown at orig, leaves the cache and the
- * dataset, and its copy on the prefix directory goes too: 0, or -1 with
- * errno when neither existed. The dataset keeps its count of files, so a
- * complete one that lost a file no longer checks as complete here, and no
- * restart picks what the application took apart. */
-static int engine_drop_cached(const char* cached, int dataset, const char* orig)
-{
-  scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
-  int rc = unlink(cached);
-  int saved_errno = errno;
-  scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);
-  scr_kvtree_unset(scr_kvtree_get(mine, "ATTACHED"), cached);
-  scr_cache_save_filemap();
-  scr_mirror_forget(orig);
-  if (unlink(orig) == 0) rc = 0;
-  engine_keep_parent(orig);
-  if (rc != 0) errno = saved_errno;
-  return rc;
-}
-
-/* a cached file (this rank's, or its copy of another rank's) renamed to a
- * name no rule matches leaves the cache for the file system, where rename
- * would have put it: copied under a temporary name beside the target and
- * renamed over it, so the target is replaced whole or not at all, and only
- * then taken from the cache. The target's directory must exist, on the file
- * system or in the view (then it is made); errors are rename's. */
-static int engine_rename_out(const char* cached, int dataset, int shared, const scr_preload_target* from,
-                             const scr_preload_target* to)
-{
-  char* parent = scr_path_dirname(to->path);
-  struct stat st, source;
-  int error = 0;
-  if (!parent) {
-    error = ENOMEM;
-  } else if (stat(parent, &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) error = ENOTDIR;
-    else if (faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) != 0) error = errno;
-  } else {
-    error = errno;
-    if (error == ENOENT && scr_view_is_directory(parent)) error = 0;
-  }
-  /* rename replaces a symbolic link, even one to a directory */
-  if (!error && lstat(to->path, &st) == 0 && S_ISDIR(st.st_mode)) error = EISDIR;
-  if (!error && stat(cached, &source) != 0) error = errno;
-  if (!error && scr_io_copy_file(cached, to->path, 0777, NULL, NULL) != SCR_SUCCESS) error = EIO;
-  /* rename keeps every mode bit, the umask notwithstanding */
-  if (!error) chmod(to->path, source.st_mode & 07777);
-  free(parent);
-  if (error) {
-    errno = error;
-    return -1;
-  }
-  /* renamed: the old name is gone, whatever remains to tidy */
-  if (shared) {
-    scr_share_drop(cached);
-    scr_mirror_forget(from->path);
-    engine_keep_parent(from->path);
-  } else {
-    engine_drop_cached(cached, dataset, from->path);
-  }
-  return 0;
-}
-
-static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
-                         int* handled)
-{
-  if (!scr.initialized || from->directory || to->directory || !to->path || flags != 0) return -1;
-  pthread_mutex_lock(&scr_engine_lock);
-  int rc = -1, dataset = -1;
-  char* cached = from->path ? scr_view_find(from->path, &dataset) : NULL;
-  char* relpath = scr_path_relative_to(scr.prefix, to->path);
-  const scr_preload_rule* rule = scr_engine_rule(to);
-  /* a shown file may be in this rank's cache, a copy of a file another rank
-   * wrote, or the prefix-directory copy of a file attached by another rank or
-   * run (then it is copied, not moved) */
-  int shared = cached && scr_share_holds(cached);
-  int in_cache = cached && !shared && scr_path_is_within(cached, scr.cache_dir);
-  const char* source = cached ? cached : from->path;
-  if (in_cache && rule && relpath) {
-    /* write-temp-then-rename inside the cache */
-    *handled = SCR_PRELOAD_HANDLED;
-    rc = engine_rename_cached(cached, dataset, to, relpath) == SCR_SUCCESS ? 0 : -1;
-    if (rc != 0) errno = EIO;
-  } else if ((in_cache || shared) && !rule) {
-    /* no longer a checkpoint file: out of the cache */
-    *handled = SCR_PRELOAD_HANDLED;
-    rc = engine_rename_out(cached, dataset, shared, from, to);
-  } else if (rule && relpath && source && access(source, F_OK) == 0) {
-    /* a file written on the prefix directory, or a copy of another rank's,
-     * becomes a checkpoint file: copy it into the cache under its new name,
-     * then remove the original */
-    char cache[SCR_MAX_FILENAME];
-    int attached = 0;
-    *handled = SCR_PRELOAD_HANDLED;
-    if (engine_route_new(to, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS &&
-        scr_io_copy_file(source, cache, 0700, NULL, NULL) == SCR_SUCCESS) {
-      if (shared) {
-        rc = scr_share_drop(source) ? 0 : -1;
-        scr_mirror_forget(from->path);
-        engine_keep_parent(from->path);
-      } else {
-        rc = unlink(source);
-      }
-      struct engine_file f = { attached ? engine.done_id : scr.output_id, attached, (char*) to->path,
-                               relpath, cache };
-      if (attached) engine_attach_done(&f);
-    } else {
-      errno = EIO;
-    }
-  }
-  free(relpath);
-  free(cached);
-  pthread_mutex_unlock(&scr_engine_lock);
-  return rc;
-}
-
-/* rmdir of a rule directory: one that exists only in the view (made by
- * mkdir, or emptied by removals) goes when nothing shown is left in it; a
- * directory that shows cached files is not empty, whatever the file system
- * holds, and a shown file is not a directory; the file system decides the
- * rest (the view is changed only when the answer is the view's) */
-static int engine_rmdir(const scr_preload_target* t, int* handled)
-{
-  if (!scr_path_is_within(t->path, scr.prefix)) return -1;
-  pthread_mutex_lock(&scr_engine_lock);
-  int rc = -1, dataset = -1;
-  struct stat st;
-  char* file = scr_view_find(t->path, &dataset);
-  int state = file || !t->directory ? SCR_VIEW_DIRECTORY_UNKNOWN : scr_view_remove_directory(t->path, 0);
-  if (file) {
-    *handled = SCR_PRELOAD_HANDLED;
-    errno = ENOTDIR;
-  } else if (state == SCR_VIEW_DIRECTORY_NOT_EMPTY) {
-    *handled = SCR_PRELOAD_HANDLED;
-    errno = ENOTEMPTY;
-  } else if (state == SCR_VIEW_DIRECTORY_REMOVED && lstat(t->path, &st) != 0) {
-    scr_view_remove_directory(t->path, 1);
-    scr_mirror_forget(t->path);
-    engine_keep_parent(t->path);
-    *handled = SCR_PRELOAD_HANDLED;
-    rc = 0;
-  }
-  free(file);
-  pthread_mutex_unlock(&scr_engine_lock);
-  return rc;
-}
-
-static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
-{
-  if (!scr.initialized) return -1;
-  if (at_flags & AT_REMOVEDIR) return engine_rmdir(t, handled);
-  if (t->directory) return -1;
-  pthread_mutex_lock(&scr_engine_lock);
-  int rc = -1, dataset = -1;
-  char* cached = scr_view_find(t->path, &dataset);
-  scr_kvtree* mine = cached ? scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK",
-                                                    scr.rank) : NULL;
-  if (cached && scr_share_drop(cached)) {
-    /* another rank's file, shown here: gone for this rank, and from the
-     * prefix directory if it was flushed (the writer's cached file is the
-     * writer's to delete) */
-    *handled = SCR_PRELOAD_HANDLED;
-    rc = 0;
-    scr_mirror_forget(t->path);
-    unlink(t->path);
-    engine_keep_parent(t->path);
-  } else if (mine) {
-    /* the application drops an old checkpoint file: so does the cache, and
-     * the copy on the prefix directory goes as the application asked */
-    *handled = SCR_PRELOAD_HANDLED;
-    rc = engine_drop_cached(cached, dataset, t->path);
-  }
-  free(cached);
-  pthread_mutex_unlock(&scr_engine_lock);
-  return rc;
-}
-
-static int engine_truncate(const scr_preload_target* t, off64_t length, int* handled)
-{
-  if (!scr.initialized || t->directory) return -1;
-  pthread_mutex_lock(&scr_engine_lock);
-  int rc = -1, dataset = -1;
-  char* cached = scr_view_find(t->path, &dataset);
-  if (cached) {
-    *handled = SCR_PRELOAD_HANDLED;
-    rc = truncate(cached, (off_t) length);
-  }
-  free(cached);
-  pthread_mutex_unlock(&scr_engine_lock);
-  return rc;
-}
-
-/* a rule directory exists virtually until the dataset is flushed */
-static int engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
-{
-  (void) mode;
-  /* outside the prefix directory nothing is routed, so nothing is virtual */
-  if (!scr.initialized || !t->directory || !scr_path_is_within(t->path, scr.prefix)) return -1;
-  pthread_mutex_lock(&scr_engine_lock);
-  struct stat st;
-  *handled = SCR_PRELOAD_HANDLED;
-  int rc = 0;
-  if (scr_view_is_directory(t->path) || lstat(t->path, &st) == 0) {
-    errno = EEXIST;
-    rc = -1;
-  } else {
-    char* parent = scr_path_dirname(t->path);
-    if (parent && !scr_view_is_directory(parent) && stat(parent, &st) != 0) {
-      errno = ENOENT;
-      rc = -1;
-    } else {
-      scr_view_add_directory(t->path);
-    }
-    free(parent);
-  }
-  pthread_mutex_unlock(&scr_engine_lock);
-  return rc;
-}
-
-/* a call that is not routed is about to use a rule directory on the file
- * system: one that exists only in the view is made there now, with the
- * permissions mkdir would give it */
-static int engine_materialize(const scr_preload_target* t, int* handled)
-{
-  if (!scr.initialized || !t->directory || !scr_path_is_within(t->path, scr.prefix)) return -1;
-  pthread_mutex_lock(&scr_engine_lock);
-  struct stat st;
-  int rc = -1;
-  if (lstat(t->path, &st) != 0 && scr_view_is_directory(t->path)) {
-    *handled = SCR_PRELOAD_HANDLED;
-    rc = scr_io_mkdir_p(t->path, 0777) == SCR_SUCCESS ? 0 : -1;
-    if (rc == 0) scr_dbg(1, "preload: %s made %s on the file system (it was virtual)", t->call, t->path);
-    else errno = EIO;
-  }
-  pthread_mutex_unlock(&scr_engine_lock);
-  return rc;
+  return engine.done_id;
 }
 
 /* ---- start and end */
@@ -817,11 +513,11 @@ __attribute__((visibility("default"))) const struct scr_preload_engine scr_prelo
   .barrier = engine_barrier,
   .open = engine_open,
   .close = engine_close,
-  .rename = engine_rename,
-  .unlink = engine_unlink,
-  .truncate = engine_truncate,
-  .mkdir = engine_mkdir,
-  .materialize = engine_materialize,
+  .rename = scr_engine_rename,
+  .unlink = scr_engine_unlink,
+  .truncate = scr_engine_truncate,
+  .mkdir = scr_engine_mkdir,
+  .materialize = scr_engine_materialize,
   .stat = scr_view_stat,
   .access = scr_view_access,
   .opendir = scr_view_opendir,

@@ -1,5 +1,5 @@
-/* scr_preload_engine_impl.h - shared by the engine's two halves: writing
- * datasets through the hooks (engine) and showing cached datasets at their paths (view). */
+/* scr_preload_engine_impl.h - shared by the engine's parts: writing datasets through
+ * the hooks (engine, names, versions) and showing cached ones at their paths (view, mirror, share). */
 #ifndef SCR_PRELOAD_ENGINE_IMPL_H
 #define SCR_PRELOAD_ENGINE_IMPL_H
 
@@ -33,6 +33,38 @@ int scr_view_remove_directory(const char* path, int remove);
  * (newest dataset first; shown: the file to read) and every directory made
  * by mkdir (shown NULL); stops at and returns the first non-zero result */
 int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is_directory, void* arg), void* arg);
+
+/* ---- the engine's datasets (scr_preload_engine.c), lock held */
+
+/* a routed open, kept by the preload with the descriptor (the hooks' *file) */
+struct scr_engine_file {
+  int dataset;             /* id of the dataset it belongs to */
+  int attached;            /* attached to a complete dataset (a pointer file) */
+  char* orig;              /* the path the application opened */
+  char* relpath;           /* the same relative to the prefix directory */
+  char* cache;             /* the file actually opened */
+};
+
+/* the rule a target matched, or NULL */
+const scr_preload_rule* scr_engine_rule(const scr_preload_target* target);
+/* a new file for the dataset target belongs to: the cache path to open and
+ * whether it is attached; SCR_FAILURE to leave it to the file system */
+int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath, char* cache,
+                         size_t length, int* attached);
+/* an attached file closed: recorded, and copied to the prefix directory */
+void scr_engine_attach_done(const struct scr_engine_file* f);
+/* 1 when dataset is the one this rank is writing */
+int scr_engine_writing(int dataset);
+/* the newest dataset completed in this run (or restored), -1 if none */
+int scr_engine_done_id(void);
+
+/* ---- calls that change names (scr_preload_engine_names.c), the hooks */
+int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                      int* handled);
+int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled);
+int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handled);
+int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled);
+int scr_engine_materialize(const scr_preload_target* t, int* handled);
 
 /* ---- versions (scr_preload_versions.c), lock held */
 
