@@ -231,16 +231,6 @@ test_expect_success 'a completed checkpoint file opened again for writing is a n
   test \"\$(cat \$files)\" = 'Xank 1' && case \$files in *scr.dataset.1/*) false ;; esac
 "
 
-test_expect_success 'rewriting one file of a restored step keeps its other files in the new version' "
-  fresh version && echo 'PRELOAD=ck.{step}/*_{rank}.dat FILES=2' >$TRASH/version/.scrconf &&
-  fileops version version.w.out mkdir:ck.1 write:ck.1/a_%d.dat write:ck.1/b_%d.dat &&
-  fileops version version.u.out update:ck.1/a_%d.dat &&
-  fileops version version.r.out read:ck.1/a_%d.dat read:ck.1/b_%d.dat &&
-  printf '%s\\n' 'read ck.1/a_0.dat: 7 ok' 'read ck.1/b_0.dat: 7 ok' >version.expect &&
-  test_cmp version.expect version.r.out &&
-  test \"\$(cat \$(find $SCR_CACHE_BASE -name a_1.dat ! -path '*.scr_*'))\" = 'Xank 1'
-"
-
 test_expect_success 'an output file written after the checkpoint of its step is a dataset of its own' "
   fresh ckout && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat' 'PRELOAD=out/o_{step}_{rank}.txt TYPE=OUTPUT' \
     >$TRASH/ckout/.scrconf &&

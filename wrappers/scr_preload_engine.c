@@ -125,8 +125,6 @@ static void engine_complete(void)
              "(FILES=%lld); set FILES= to the number every rank writes, or BOUNDARY=", id, scr.output_name,
              engine.rule ? engine.rule->pattern : "?",
              engine.rule && engine.rule->origin ? engine.rule->origin : "configuration", engine.expected);
-  /* a new version of a cached step keeps the files it does not rewrite */
-  if (scr.output_name && engine.step >= 0) scr_version_inherit(id, scr.output_name);
   /* a dataset that failed is gone: later files of its step must not join
    * the one before it */
   int done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;

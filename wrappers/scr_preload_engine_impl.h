@@ -1,5 +1,5 @@
 /* scr_preload_engine_impl.h - shared by the engine's parts: writing datasets through
- * the hooks (engine, names, versions) and showing cached ones at their paths (view, mirror, share). */
+ * the hooks (engine, names) and showing cached ones at their paths (view, mirror, share). */
 #ifndef SCR_PRELOAD_ENGINE_IMPL_H
 #define SCR_PRELOAD_ENGINE_IMPL_H
 
@@ -65,13 +65,6 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled);
 int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handled);
 int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled);
 int scr_engine_materialize(const scr_preload_target* t, int* handled);
-
-/* ---- versions (scr_preload_versions.c), lock held */
-
-/* before dataset id (named name) completes: this rank's files of the newest
- * other cached dataset of that name that id does not rewrite become files of
- * id too; returns how many */
-int scr_version_inherit(int id, const char* name);
 
 /* each rank's directories in the cache directory, "<name>.<rank>": the
  * mirrors of virtual directories, and the copies of files other ranks wrote */
