@@ -372,8 +372,14 @@ static FILE* stdio_routed(int kind, const scr_preload_ruleset* rules, const char
   return stdio_matched(kind, &l, flags, path, mode, stream);
 }
 
-/* a new file may be made in a directory that exists only in the view */
+/* a new file ("w" or "a") may be made in a directory that exists only in the
+ * view, so such an fopen looks at its result; one for reading stays a tail
+ * call into libc */
 #define STDIO_BODY(name, kind) \
+  __asm__("" : "+r"(mode)); \
+  if (!mode || (mode[0] != 'w' && mode[0] != 'a')) { \
+    SCR_PRELOAD_WRAP_FILE(name, path, stdio_routed(kind, scr_preload_wrap_rules(), path, mode, NULL), path, mode); \
+  } \
   SCR_PRELOAD_WRAP_DIRECTORY_FAILING(name, NULL, path, stdio_missing(kind, path, mode, NULL, saved_errno), \
                                      stdio_routed(kind, scr_preload_wrap_rules(), path, mode, NULL), path, mode)
 
