@@ -86,6 +86,16 @@ static void engine_keep_parent(const char* path)
   free(parent);
 }
 
+/* this rank's copy of another rank's file, shown at orig, is gone: 1, or 0
+ * when shown is no such copy */
+static int engine_drop_shared(const char* shown, const char* orig)
+{
+  if (!scr_share_drop(shown)) return 0;
+  scr_mirror_forget(orig);
+  engine_keep_parent(orig);
+  return 1;
+}
+
 /* this rank's cached file of dataset, shown at orig, leaves the cache and the
  * dataset, and its copy on the prefix directory goes too: 0, or -1 with
  * errno when neither existed. The dataset keeps its count of files, so a
@@ -140,9 +150,7 @@ static int engine_rename_out(const char* cached, int dataset, int shared, const 
   }
   /* renamed: the old name is gone, whatever remains to tidy */
   if (shared) {
-    scr_share_drop(cached);
-    scr_mirror_forget(from->path);
-    engine_keep_parent(from->path);
+    engine_drop_shared(cached, from->path);
   } else {
     engine_drop_cached(cached, dataset, from->path);
   }
@@ -182,13 +190,7 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
     *handled = SCR_PRELOAD_HANDLED;
     if (scr_engine_route_new(to, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS &&
         scr_io_copy_file(source, cache, 0700, NULL, NULL) == SCR_SUCCESS) {
-      if (shared) {
-        rc = scr_share_drop(source) ? 0 : -1;
-        scr_mirror_forget(from->path);
-        engine_keep_parent(from->path);
-      } else {
-        rc = unlink(source);
-      }
+      rc = shared ? (engine_drop_shared(source, from->path) ? 0 : -1) : unlink(source);
       struct scr_engine_file f = { attached ? scr_engine_done_id() : scr.output_id, attached, (char*) to->path,
                                relpath, cache };
       if (attached) scr_engine_attach_done(&f);
@@ -243,15 +245,13 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
   char* cached = scr_view_find(t->path, &dataset);
   scr_kvtree* mine = cached ? scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK",
                                                     scr.rank) : NULL;
-  if (cached && scr_share_drop(cached)) {
+  if (cached && engine_drop_shared(cached, t->path)) {
     /* another rank's file, shown here: gone for this rank, and from the
      * prefix directory if it was flushed (the writer's cached file is the
      * writer's to delete) */
     *handled = SCR_PRELOAD_HANDLED;
     rc = 0;
-    scr_mirror_forget(t->path);
     unlink(t->path);
-    engine_keep_parent(t->path);
   } else if (mine) {
     /* the application drops an old checkpoint file: so does the cache, and
      * the copy on the prefix directory goes as the application asked */

@@ -8,20 +8,6 @@
 #include <string.h>
 #include "scr_preload_wrap.h"
 
-/* 1 when the engine shows path (a cached file, or a rule directory the file
- * system lacks), with l filled */
-static int realpath_shown(const scr_preload_ruleset* rules, const char* call, const char* path,
-                          scr_preload_lookup* l)
-{
-  int what = SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_DIRECTORY;
-  if (!scr_preload_lookup_path(l, rules, call, AT_FDCWD, path, what)) return 0;
-  char redirect[PATH_MAX];
-  int handled = SCR_PRELOAD_PASS, rc;
-  SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_stat(&l->t, 0, redirect, &handled));
-  (void) rc;
-  return handled == SCR_PRELOAD_REDIRECT;
-}
-
 /* the normal path, with its longest part the file system has resolved by
  * the real realpath (symbolic links above the prefix directory), the rest
  * as it stands (the view has no links); into resolved, or malloc'd */
@@ -63,11 +49,12 @@ static char* realpath_routed(char* (*real)(const char*, char*), const char* call
   char* answer = real(path, resolved);
   if (answer || (errno != ENOENT && errno != ENOTDIR)) return answer;
   const scr_preload_ruleset* rules = scr_preload_wrap_rules();
-  if (!rules || scr_preload_state_dryrun() || scr_preload_lookup_screen(rules, path) == SCR_PRELOAD_EXCLUDE_ALL)
+  if (!rules || scr_preload_lookup_screen(rules, path) == SCR_PRELOAD_EXCLUDE_ALL)
     return NULL;
   int failure = errno;
   scr_preload_lookup l;
-  answer = realpath_shown(rules, call, path, &l) ? realpath_compose(real, l.path, resolved) : NULL;
+  char shown[PATH_MAX];
+  answer = scr_preload_lookup_shown(&l, rules, call, path, shown) ? realpath_compose(real, l.path, resolved) : NULL;
   if (!answer) errno = failure;
   return answer;
 }

@@ -15,28 +15,14 @@
  * answer is then that of the file system that holds them, which is also
  * where the bytes go. */
 
-/* the path the view shows path at (a cached file, or a directory's
- * mirror), into shown: 1, or 0 with errno kept */
-static int statfs_shown(const scr_preload_ruleset* rules, const char* call, const char* path, char* shown)
-{
-  int failure = errno, handled = SCR_PRELOAD_PASS, rc = -1;
-  scr_preload_lookup l;
-  if (rules && !scr_preload_state_dryrun() &&
-      scr_preload_lookup_path(&l, rules, call, AT_FDCWD, path,
-                              SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_DIRECTORY))
-    SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_stat(&l.t, 0, shown, &handled));
-  (void) rc;
-  errno = failure;
-  return handled == SCR_PRELOAD_REDIRECT;
-}
-
 /* the real call failed for a missing name: ask again where the view keeps it */
 #define STATFS_MISSING(name, buf_type) \
   static SCR_PRELOAD_COLD int name##_missing(int (*real)(const char*, buf_type*), const char* path, buf_type* buf, \
                                              int saved_errno) \
   { \
     char shown[PATH_MAX]; \
-    if (!statfs_shown(scr_preload_wrap_rules(), #name, path, shown)) return -1; \
+    scr_preload_lookup l; \
+    if (!scr_preload_lookup_shown(&l, scr_preload_wrap_rules(), #name, path, shown)) return -1; \
     errno = saved_errno; \
     return real(shown, buf); \
   } \
