@@ -13,7 +13,7 @@
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 export ASAN_OPTIONS
 
-apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted hdf5_perrank shared_header"
+apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted fortran_f08_stream hdf5_perrank shared_header"
 # about 1 KB per rank, checkpoints after steps 3, 6, 9 and 12
 args="--steps 12 --every 3 --bytes 1000"
 ex="$top_builddir/examples/preload"
@@ -78,6 +78,14 @@ for app in cxx_ofstream posix_fpp dirscan fortran_unformatted hdf5_perrank share
     expect_grep '^resumed from step 6\$' $app.fallback.out && same_result $app.fallback.out $app.ref.out
   "
 done
+
+test_expect_success 'fortran_f08_stream: keeps the two newest checkpoints; rank 2 lost its step 12 file: resumes from 9' "
+  test \"\$(cd fortran_f08_stream.ref && ls step*.rank0.stream)\" = \"\$(printf 'step12.rank0.stream\\nstep9.rank0.stream')\" &&
+  rm fortran_f08_stream.ref/\$(example_file_of fortran_f08_stream 12 2) &&
+  run_app fortran_f08_stream fortran_f08_stream.ref fortran_f08_stream.fallback.out &&
+  expect_grep '^resumed from step 9\$' fortran_f08_stream.fallback.out &&
+  same_result fortran_f08_stream.fallback.out fortran_f08_stream.ref.out
+"
 
 test_expect_success 'shared_header: a step whose header is gone is passed over' "
   rm shared_header.ref/run/step_12/header.txt &&

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 4200-preload-apps-cluster.sh - issue 4 end to end: the seven unmodified
+# 4200-preload-apps-cluster.sh - issue 4 end to end: the eight unmodified
 # applications of examples/preload/ under LD_PRELOAD=libscr_preload.so with XOR
 # redundancy on 4 fake nodes x 2 ranks. Each is killed right after a
 # checkpoint, loses a node, resumes from its newest checkpoint rebuilt in cache
@@ -19,7 +19,7 @@ export ASAN_OPTIONS
 
 preload="$top_builddir/.libs/libscr_preload.so"
 ex="$top_builddir/examples/preload"
-apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted hdf5_perrank shared_header"
+apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted fortran_f08_stream hdf5_perrank shared_header"
 # 64 KB per rank; checkpoints after steps 2, 4, 6, 8 and 10
 args="--steps 10 --every 2 --bytes 65536"
 nodes=node0,node1,node2,node3
@@ -41,6 +41,7 @@ rules_of() {
       echo 'PRELOAD=ckpt.latest* TYPE=CHECKPOINT' ;;
     dirscan) echo 'PRELOAD=chk/state-{step}-{rank}.dat TYPE=CHECKPOINT' ;;
     fortran_unformatted) echo 'PRELOAD=restart_{rank}_{step}.dat TYPE=CHECKPOINT' ;;
+    fortran_f08_stream) echo 'PRELOAD=step{step}.rank{rank}.stream TYPE=CHECKPOINT BOUNDARY=BARRIER' ;;
     hdf5_perrank) echo 'PRELOAD=h5ckpt/step_{step}_rank_{rank}.h5 TYPE=CHECKPOINT' ;;
     shared_header)
       echo 'PRELOAD=run/step_{step}/part_{rank}.bin TYPE=CHECKPOINT BOUNDARY=BARRIER'
@@ -57,6 +58,7 @@ glob_of() {
     stdio_latest) echo 'ckpt.*' ;;
     dirscan) echo 'state-*-*.dat' ;;
     fortran_unformatted) echo 'restart_*_*.dat' ;;
+    fortran_f08_stream) echo 'step*.rank*.stream' ;;
     hdf5_perrank) echo 'step_*_rank_*.h5' ;;
     shared_header) echo 'part_*.bin' ;;
   esac

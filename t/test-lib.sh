@@ -85,6 +85,7 @@ example_file_of() {
     stdio_latest) echo "ckpt.$2.$3" ;;
     dirscan) echo "chk/state-$2-$3.dat" ;;
     fortran_unformatted) printf 'restart_%04d_%06d.dat\n' "$3" "$2" ;;
+    fortran_f08_stream) echo "step$2.rank$3.stream" ;;
     hdf5_perrank) echo "h5ckpt/step_$2_rank_$3.h5" ;;
     shared_header) echo "run/step_$2/part_$3.bin" ;;
   esac

@@ -129,26 +129,35 @@ SCR_PRELOAD_API int MPI_Finalize(void)
   return real();
 }
 
+/* a barrier is about to start: BOUNDARY=BARRIER completes there */
+static void mpi_barrier_engine(MPI_Comm comm)
+{
+  const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
+  if (!engine) return;
+  scr_preload_real_enter();
+  int saved_errno = errno;
+  engine->barrier(comm);
+  errno = saved_errno;
+  scr_preload_real_leave();
+}
+
 SCR_PRELOAD_API int MPI_Barrier(MPI_Comm comm)
 {
   int (*real)(MPI_Comm) = SCR_REAL(MPI_Barrier);
   if (!real) return mpi_missing("MPI_Barrier");
-  const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
-  if (engine && !scr_preload_real_is_internal()) {
-    scr_preload_real_enter();
-    int saved_errno = errno;
-    engine->barrier(comm);
-    errno = saved_errno;
-    scr_preload_real_leave();
-  }
+  if (!scr_preload_real_is_internal()) mpi_barrier_engine(comm);
   return real(comm);
 }
 
-/* ---- MPICH's Fortran bindings. "use mpi" and mpif.h reach the C MPI_Init
- * above through the PLT, but the Fortran entry points are wrapped as well so
- * that a binding that calls PMPI_Init directly is covered too; starting and
- * stopping the engine twice is harmless. Four name manglings, as MPICH
- * exports them. */
+/* ---- MPICH's Fortran bindings. "use mpi" and mpif.h reach the C functions
+ * above through the PLT, but "use mpi_f08" calls PMPI_Init, PMPI_Finalize
+ * and PMPI_Barrier directly (MPICH 4.0.2: mpi_init_f08_ and the others), so
+ * without these wrappers such a program would run unprotected without a
+ * word. The legacy names are wrapped as well, for a build whose bindings do
+ * the same. Starting and stopping the engine twice is harmless; a barrier
+ * calls the real one inside the library guard, so that a C MPI_Barrier
+ * underneath does not complete a second time. An ierror may be NULL: it is
+ * optional in mpi_f08. */
 
 static void* mpi_fortran_real(const char* name)
 {
@@ -157,55 +166,80 @@ static void* mpi_fortran_real(const char* name)
   return real;
 }
 
+/* the Fortran functions' types */
+typedef void mpi_fortran_ierr(MPI_Fint* ierr);
+typedef void mpi_fortran_init_thread(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr);
+typedef void mpi_fortran_barrier(MPI_Fint* comm, MPI_Fint* ierr);
+
+/* the real Fortran function NAME of type TYPE in `real`, or an error in
+ * *ierr (when given) and a return; `status` is where it is to store its error */
+#define MPI_FORTRAN_REAL(type, name, ierr) \
+  static type* resolved = NULL; \
+  type* real = __atomic_load_n(&resolved, __ATOMIC_RELAXED); \
+  if (!real) __atomic_store_n(&resolved, real = (type*) mpi_fortran_real(name), __ATOMIC_RELAXED); \
+  if (!real) { \
+    if (ierr) *(ierr) = MPI_ERR_OTHER; \
+    return; \
+  } \
+  MPI_Fint local_ierr = MPI_SUCCESS; \
+  MPI_Fint* status = (ierr) ? (ierr) : &local_ierr
+
 #define SCR_PRELOAD_FORTRAN_INIT(name) \
   SCR_PRELOAD_API void name(MPI_Fint* ierr); \
   SCR_PRELOAD_API void name(MPI_Fint* ierr) \
   { \
-    void (*real)(MPI_Fint*) = (void (*)(MPI_Fint*)) mpi_fortran_real(#name); \
-    if (!real) { \
-      *ierr = MPI_ERR_OTHER; \
-      return; \
-    } \
-    real(ierr); \
-    if (*ierr == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine(); \
+    MPI_FORTRAN_REAL(mpi_fortran_ierr, #name, ierr); \
+    real(status); \
+    if (*status == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine(); \
   }
 
 #define SCR_PRELOAD_FORTRAN_INIT_THREAD(name) \
   SCR_PRELOAD_API void name(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr); \
   SCR_PRELOAD_API void name(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) \
   { \
-    void (*real)(MPI_Fint*, MPI_Fint*, MPI_Fint*) = \
-        (void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*)) mpi_fortran_real(#name); \
-    if (!real) { \
-      *ierr = MPI_ERR_OTHER; \
-      return; \
-    } \
-    real(required, provided, ierr); \
-    if (*ierr == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine(); \
+    MPI_FORTRAN_REAL(mpi_fortran_init_thread, #name, ierr); \
+    real(required, provided, status); \
+    if (*status == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine(); \
   }
 
 #define SCR_PRELOAD_FORTRAN_FINALIZE(name) \
   SCR_PRELOAD_API void name(MPI_Fint* ierr); \
   SCR_PRELOAD_API void name(MPI_Fint* ierr) \
   { \
-    void (*real)(MPI_Fint*) = (void (*)(MPI_Fint*)) mpi_fortran_real(#name); \
-    if (!real) { \
-      *ierr = MPI_ERR_OTHER; \
-      return; \
-    } \
+    MPI_FORTRAN_REAL(mpi_fortran_ierr, #name, ierr); \
     if (!scr_preload_real_is_internal()) mpi_stop_engine(); \
-    real(ierr); \
+    real(status); \
+  }
+
+/* comm is the handle's integer (type(MPI_Comm)'s MPI_VAL in mpi_f08) */
+#define SCR_PRELOAD_FORTRAN_BARRIER(name) \
+  SCR_PRELOAD_API void name(MPI_Fint* comm, MPI_Fint* ierr); \
+  SCR_PRELOAD_API void name(MPI_Fint* comm, MPI_Fint* ierr) \
+  { \
+    MPI_FORTRAN_REAL(mpi_fortran_barrier, #name, ierr); \
+    if (!scr_preload_real_is_internal()) mpi_barrier_engine(MPI_Comm_f2c(*comm)); \
+    scr_preload_real_enter(); \
+    real(comm, status); \
+    scr_preload_real_leave(); \
   }
 
 SCR_PRELOAD_FORTRAN_INIT(mpi_init_)
 SCR_PRELOAD_FORTRAN_INIT(mpi_init__)
 SCR_PRELOAD_FORTRAN_INIT(mpi_init)
 SCR_PRELOAD_FORTRAN_INIT(MPI_INIT)
+SCR_PRELOAD_FORTRAN_INIT(mpi_init_f08_)
 SCR_PRELOAD_FORTRAN_INIT_THREAD(mpi_init_thread_)
 SCR_PRELOAD_FORTRAN_INIT_THREAD(mpi_init_thread__)
 SCR_PRELOAD_FORTRAN_INIT_THREAD(mpi_init_thread)
 SCR_PRELOAD_FORTRAN_INIT_THREAD(MPI_INIT_THREAD)
+SCR_PRELOAD_FORTRAN_INIT_THREAD(mpi_init_thread_f08_)
 SCR_PRELOAD_FORTRAN_FINALIZE(mpi_finalize_)
 SCR_PRELOAD_FORTRAN_FINALIZE(mpi_finalize__)
 SCR_PRELOAD_FORTRAN_FINALIZE(mpi_finalize)
 SCR_PRELOAD_FORTRAN_FINALIZE(MPI_FINALIZE)
+SCR_PRELOAD_FORTRAN_FINALIZE(mpi_finalize_f08_)
+SCR_PRELOAD_FORTRAN_BARRIER(mpi_barrier_)
+SCR_PRELOAD_FORTRAN_BARRIER(mpi_barrier__)
+SCR_PRELOAD_FORTRAN_BARRIER(mpi_barrier)
+SCR_PRELOAD_FORTRAN_BARRIER(MPI_BARRIER)
+SCR_PRELOAD_FORTRAN_BARRIER(mpi_barrier_f08_)

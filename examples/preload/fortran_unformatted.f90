@@ -53,24 +53,13 @@ program fortran_unformatted
     end if
     bound = step - 1
   end do
-  if (start == 0) call init_state()
-  if (rank == 0) then
-    if (start > 0) then
-      write(output_unit, '(a,i0)') 'resumed from step ', start
-    else
-      write(output_unit, '(a)') 'starting from step 0'
-    end if
-    flush(output_unit)
-  end if
+  call begin(start)
 
   do t = start + 1, steps
     call advance(t)
     if (mod(t, every) == 0) then
       call write_checkpoint(t)
-      if (rank == 0) then
-        write(output_unit, '(a,i0,a)') 'checkpoint ', t, ' written'
-        flush(output_unit)
-      end if
+      call announce_checkpoint(t)
     end if
     if (t == die_at) call die(t)
   end do
@@ -81,105 +70,7 @@ program fortran_unformatted
 
 contains
 
-  logical function parse_args()
-    integer :: i, n, ios, value
-    character(len=64) :: opt, arg
-    steps = 20
-    every = 5
-    bytes = 4096
-    die_at = -1
-    parse_args = .false.
-    n = command_argument_count()
-    i = 1
-    do while (i <= n)
-      call get_command_argument(i, opt)
-      if (i + 1 > n) then
-        call usage()
-        return
-      end if
-      call get_command_argument(i + 1, arg)
-      read(arg, *, iostat=ios) value
-      if (ios /= 0 .or. verify(trim(arg), '0123456789') /= 0) then
-        call usage()
-        return
-      end if
-      select case (trim(opt))
-      case ('--steps')
-        steps = value
-      case ('--every')
-        every = value
-      case ('--bytes')
-        bytes = value
-      case ('--die-at')
-        die_at = value
-      case default
-        call usage()
-        return
-      end select
-      if (value < 1 .and. trim(opt) /= '--steps') then
-        call usage()
-        return
-      end if
-      i = i + 2
-    end do
-    parse_args = .true.
-  end function parse_args
-
-  subroutine usage()
-    character(len=256) :: prog
-    if (rank /= 0) return
-    call get_command_argument(0, prog)
-    write(error_unit, '(3a)') 'usage: ', trim(prog), ' [--steps N] [--every K] [--bytes B] [--die-at STEP]'
-  end subroutine usage
-
-  ! xorshift64: shifts are logical, so nothing overflows
-  pure function xs(x) result(y)
-    integer(int64), intent(in) :: x
-    integer(int64) :: y
-    y = ieor(x, ishft(x, 13))
-    y = ieor(y, ishft(y, -7))
-    y = ieor(y, ishft(y, 17))
-  end function xs
-
-  subroutine init_state()
-    integer :: i
-    do i = 1, nwords
-      state(i) = xs(xs(ieor(ishft(int(rank + 1, int64), 32), int(i, int64))))
-    end do
-  end subroutine init_state
-
-  subroutine advance(tstep)
-    integer, intent(in) :: tstep
-    integer :: i
-    integer(int64) :: prev, cur
-    prev = state(nwords)
-    do i = 1, nwords
-      cur = state(i)
-      state(i) = xs(ieor(ieor(cur, int(tstep, int64)), ishft(prev, -1)))
-      prev = cur
-    end do
-  end subroutine advance
-
-  subroutine print_result()
-    character(len=16), parameter :: digits = '0123456789abcdef'
-    integer(int64) :: h, global
-    integer :: i, d
-    character(len=16) :: hex
-    h = xs(ieor(ishft(int(rank + 1, int64), 40), int(z'1E3779B97F4A7C15', int64)))
-    do i = 1, nwords
-      h = xs(ieor(h, state(i)))
-    end do
-    global = 0
-    call MPI_Reduce(h, global, 1, MPI_INTEGER8, MPI_BXOR, 0, MPI_COMM_WORLD, ierr)
-    if (rank == 0) then
-      do i = 1, 16
-        d = int(iand(ishft(global, -4 * (16 - i)), 15_int64)) + 1
-        hex(i:i) = digits(d:d)
-      end do
-      write(output_unit, '(2a)') 'result: ', hex
-      flush(output_unit)
-    end if
-  end subroutine print_result
+  include 'app_common.inc'
 
   function ckpt_name(s) result(name)
     integer, intent(in) :: s
@@ -238,22 +129,5 @@ contains
       end if
     end do
   end function newest_own
-
-  ! the simulated node crash: every rank is past the step, then all die at once
-  subroutine die(s)
-    integer, intent(in) :: s
-    integer(c_int) :: rc
-    if (rank == 0) write(output_unit, '(a,i0)') 'dying at step ', s
-    flush(output_unit)
-    call MPI_Barrier(MPI_COMM_WORLD, ierr)
-    rc = c_raise(sigkill)
-  end subroutine die
-
-  subroutine fail(what, name)
-    character(len=*), intent(in) :: what, name
-    write(error_unit, '(4a)') 'error: ', what, ' ', trim(name)
-    flush(error_unit)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
-  end subroutine fail
 
 end program fortran_unformatted
