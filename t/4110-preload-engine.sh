@@ -253,6 +253,20 @@ test_expect_success 'files and directories no rule matches, made in a checkpoint
   ! test -e $TRASH/others/ck.2/r_0.dat && test -n \"\$(find $SCR_CACHE_BASE -path '*ck.4/r_1.dat')\"
 "
 
+test_expect_success 'a symbolic link to a checkpoint directory the cache holds leads into it, in this run and the next' "
+  fresh symlink && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/symlink/.scrconf &&
+  fileops symlink symlink.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat symlink@0:ckpt.1=latest read:latest/rank_%d.dat \
+    mkdir:ckpt.2 symlink@0:ckpt.2=next write:next/rank_%d.dat stat:next/rank_%d.dat &&
+  printf '%s\\n' 'mkdir ckpt.1: 0 ok' 'write ckpt.1/rank_0.dat: 0 ok' 'symlink@0 ckpt.1=latest: 0 ok' \
+    'read latest/rank_0.dat: 7 ok' 'mkdir ckpt.2: 0 ok' 'symlink@0 ckpt.2=next: 0 ok' 'write next/rank_0.dat: 0 ok' \
+    'stat next/rank_0.dat: 7 ok' >symlink.expect && test_cmp symlink.expect symlink.out &&
+  test \"\$(cat \$(find $SCR_CACHE_BASE -path '*ckpt.2/rank_1.dat' ! -path '*.scr_*'))\" = 'rank 1' &&
+  ! test -e $TRASH/symlink/ckpt.2 && test -L $TRASH/symlink/latest &&
+  fileops symlink symlink.next.out read:next/rank_%d.dat stat:next 'glob:next/*' chdir:next read:rank_%d.dat &&
+  printf '%s\\n' 'read next/rank_0.dat: 7 ok' 'stat next: 4096 ok' 'glob next/*: 1 ok' '  = next/rank_0.dat' \
+    'chdir next: 0 ok' 'read rank_0.dat: 7 ok' >symlink.next.expect && test_cmp symlink.next.expect symlink.next.out
+"
+
 test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "
   fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
   fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \

@@ -55,12 +55,25 @@ static void dir_track(DIR* stream, const scr_preload_target* t, void* cookie)
   if (stream && cookie) scr_preload_wrap_track(dir_fd(stream), SCR_PRELOAD_FD_DIR, t, 1, cookie);
 }
 
+/* a listing that failed for a missing name on the way (errno says) and a
+ * symbolic link that leads into the view: 1 with followed set */
+static int dir_follow(const scr_preload_ruleset* rules, const char* path, int failed, char* followed)
+{
+  return failed && (errno == ENOENT || errno == ENOTDIR) && scr_preload_wrap_follow(rules, AT_FDCWD, path, 1, followed);
+}
+
 static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
 {
   scr_preload_lookup l;
   if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, SCR_PRELOAD_LOOKUP_DIRECTORY) ||
-      scr_preload_state_dryrun())
-    return dir_real_open(path);
+      scr_preload_state_dryrun()) {
+    int saved_errno = errno;
+    DIR* d = dir_real_open(path);
+    char followed[PATH_MAX];
+    if (!dir_follow(rules, path, d == NULL, followed)) return d;
+    errno = saved_errno;
+    return dir_open_routed(rules, followed);
+  }
   char redirect[PATH_MAX];
   redirect[0] = '\0';
   void* cookie = NULL;
@@ -225,8 +238,14 @@ static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, const cha
   scr_preload_lookup l;
   if (!rules || (!is64 && !DIR_SAME_LAYOUT) || scr_preload_state_dryrun() ||
       !scr_preload_lookup_path(&l, rules, is64 ? "scandir64" : "scandir", AT_FDCWD, path,
-                               SCR_PRELOAD_LOOKUP_DIRECTORY))
-    return dir_scan_real(is64, path, list, filter, compare);
+                               SCR_PRELOAD_LOOKUP_DIRECTORY)) {
+    int saved_errno = errno;
+    int n = dir_scan_real(is64, path, list, filter, compare);
+    char followed[PATH_MAX];
+    if (!dir_follow(rules, path, n < 0, followed)) return n;
+    errno = saved_errno;
+    return dir_scan_routed(is64, rules, followed, list, filter, compare);
+  }
   char redirect[PATH_MAX];
   redirect[0] = '\0';
   void* cookie = NULL;

@@ -2,6 +2,7 @@
  * rule directory on the file system: chdir, and mkstemp and its kin. */
 #include "config.h"
 #include <errno.h>
+#include <limits.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "scr_preload_wrap.h"
@@ -15,10 +16,31 @@
  * names then go, as without the layer; a file renamed from there to a
  * rule's name moves into the cache). */
 
+static int chdir_real(int (*real)(const char*), const char* path)
+{
+  return real ? real(path) : (int) syscall(SYS_chdir, path);
+}
+
+/* a symbolic link to a rule directory that exists only in the view (a
+ * "latest" link to a checkpoint directory) is followed by hand: the
+ * directory it leads to is made, and the process goes there */
+static int chdir_routed(int (*real)(const char*), const char* path)
+{
+  int saved_errno = errno;
+  scr_preload_wrap_materialize("chdir", AT_FDCWD, path);
+  int rc = chdir_real(real, path);
+  char followed[PATH_MAX];
+  if (rc == 0 || (errno != ENOENT && errno != ENOTDIR) ||
+      !scr_preload_wrap_follow(scr_preload_wrap_rules(), AT_FDCWD, path, 1, followed))
+    return rc;
+  errno = saved_errno;
+  scr_preload_wrap_materialize("chdir", AT_FDCWD, followed);
+  return chdir_real(real, followed);
+}
+
 SCR_PRELOAD_WRAPPER int chdir(const char* path)
 {
-  SCR_PRELOAD_WRAP_INERT(chdir, (scr_preload_wrap_materialize("chdir", AT_FDCWD, path),
-                                 real ? real(path) : (int) syscall(SYS_chdir, path)), path);
+  SCR_PRELOAD_WRAP_INERT(chdir, chdir_routed(real, path), path);
 }
 
 /* mk*temp: the template's directory first; without the real function (only

@@ -73,6 +73,8 @@ static SCR_PRELOAD_COLD int open_matched(int kind, const scr_preload_lookup* l, 
   return fd;
 }
 
+static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t mode);
+
 /* the real open failed with ENOENT or ENOTDIR: a rule directory that the
  * file system does not have may be virtual, and a program may open it as a
  * descriptor (to list it, or to work relative to it); the engine then
@@ -88,7 +90,13 @@ static SCR_PRELOAD_COLD int open_missing(const scr_preload_ruleset* rules, int k
     return open_real(kind, dirfd, path, flags, mode);
   }
   scr_preload_lookup l;
-  if (!scr_preload_lookup_virtual_directory(&l, rules, open_names[kind], dirfd, path)) return -1;
+  if (!scr_preload_lookup_virtual_directory(&l, rules, open_names[kind], dirfd, path)) {
+    /* a symbolic link on the way into the view: the open again, there */
+    char followed[PATH_MAX];
+    if (!scr_preload_wrap_follow(rules, dirfd, path, !(flags & O_NOFOLLOW), followed)) return -1;
+    errno = saved_errno;
+    return open_routed(kind, AT_FDCWD, followed, flags, mode);
+  }
   char redirect[PATH_MAX];
   void* file = NULL;
   int handled = SCR_PRELOAD_PASS, answer;
@@ -339,8 +347,12 @@ static SCR_PRELOAD_COLD FILE* stdio_matched(int kind, const scr_preload_lookup* 
   return f;
 }
 
+static FILE* stdio_routed(int kind, const scr_preload_ruleset* rules, const char* path, const char* mode,
+                          FILE* stream);
+
 /* the real fopen found no directory for a new file: one that exists only
- * in the view is made on the file system, and the fopen tried again */
+ * in the view is made on the file system, and the fopen tried again; or
+ * it met a symbolic link into the view, and is made again on its target */
 static SCR_PRELOAD_COLD FILE* stdio_missing(int kind, const char* path, const char* mode, FILE* stream,
                                             int saved_errno)
 {
@@ -349,6 +361,12 @@ static SCR_PRELOAD_COLD FILE* stdio_missing(int kind, const char* path, const ch
       scr_preload_wrap_materialize_parent(stdio_names[kind], AT_FDCWD, path)) {
     errno = saved_errno;
     return stdio_real(kind, path, mode, stream);
+  }
+  char followed[PATH_MAX];
+  if ((kind == FOPEN || kind == FOPEN64) &&
+      scr_preload_wrap_follow(scr_preload_wrap_rules(), AT_FDCWD, path, 1, followed)) {
+    errno = saved_errno;
+    return stdio_routed(kind, scr_preload_wrap_rules(), followed, mode, stream);
   }
   errno = failure;
   return NULL;

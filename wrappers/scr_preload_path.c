@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "scr_preload_hooks.h"
 #include "scr_preload_path.h"
@@ -85,13 +87,10 @@ static size_t path_unmirror(char* out, size_t used, size_t size)
   return shown + rest;
 }
 
-size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size)
+/* the directory a relative path starts from, as the kernel names it, into
+ * out: the current one or dirfd's; its length, 0 when it cannot be had */
+static size_t path_base(int dirfd, char* out, size_t size)
 {
-  if (!path || path[0] == '\0') return 0;
-  if (path[0] == '/') return scr_preload_path_normalize(NULL, path, out, size);
-
-  /* the base goes into out first, then is normalized together with path;
-   * normalizing never makes the text longer than base + '/' + path */
   int saved_errno = errno;
   size_t length = 0;
   if (dirfd == AT_FDCWD) {
@@ -106,11 +105,98 @@ size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t s
     }
   }
   errno = saved_errno;
-  if (length == 0 || out[0] != '/') return 0;
+  return length > 0 && out[0] == '/' ? length : 0;
+}
+
+size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size)
+{
+  if (!path || path[0] == '\0') return 0;
+  if (path[0] == '/') return scr_preload_path_normalize(NULL, path, out, size);
+
+  /* the base goes into out first, then is normalized together with path;
+   * normalizing never makes the text longer than base + '/' + path */
+  if (path_base(dirfd, out, size) == 0) return 0;
 
   size_t used = 1;
   if (!path_append(out, &used, size, out + 1) || !path_append(out, &used, size, path)) return 0;
   out[used] = '\0';
+  return path_unmirror(out, used, size);
+}
+
+/* the link out[0 .. used) names (lstat said it is one) spliced into the path
+ * still to walk, rest: rest becomes target + '/' + rest. 0 when it does
+ * not fit or cannot be read */
+static int follow_splice(const char* link, char* rest, size_t rest_size)
+{
+  char target[PATH_MAX];
+  ssize_t n = readlink(link, target, sizeof(target) - 1);
+  if (n <= 0) return 0;
+  size_t tail = strlen(rest);
+  if ((size_t) n + 1 + tail + 1 > rest_size) return 0;
+  memmove(rest + n + 1, rest, tail + 1);
+  memcpy(rest, target, (size_t) n);
+  rest[n] = '/';
+  return 1;
+}
+
+size_t scr_preload_path_follow(int dirfd, const char* path, int follow_last, char* out, size_t size)
+{
+  if (!path || path[0] == '\0' || size < 2) return 0;
+  size_t used = 1;
+  out[0] = '/';
+  if (path[0] != '/' && (used = path_base(dirfd, out, size)) == 0) return 0;
+  char rest[2 * PATH_MAX];
+  size_t length = strlen(path);
+  if (length >= sizeof(rest)) return 0;
+  memcpy(rest, path, length + 1);
+  int saved_errno = errno, links = 0, exists = 1;
+  const char* s = rest;
+  while (*s) {
+    while (*s == '/') s++;
+    const char* end = s;
+    while (*end && *end != '/') end++;
+    size_t n = (size_t) (end - s);
+    if (n == 0) break;
+    const char* after = end;
+    while (*after == '/') after++;
+    if (n == 1 && s[0] == '.') {
+      s = end;
+      continue;
+    }
+    if (n == 2 && s[0] == '.' && s[1] == '.') {
+      while (used > 1 && out[used - 1] != '/') used--;
+      if (used > 1) used--;
+      s = end;
+      continue;
+    }
+    size_t holder = used; /* the directory that holds this component */
+    if (used + 1 + n + 1 > size) break;
+    if (used > 1) out[used++] = '/';
+    memcpy(out + used, s, n);
+    used += n;
+    out[used] = '\0';
+    s = end;
+    /* a trailing '/' asks for a directory: the link is followed */
+    if (!exists || (*after == '\0' && *end == '\0' && !follow_last)) continue;
+    struct stat st;
+    if (syscall(SYS_newfstatat, AT_FDCWD, out, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      exists = 0;
+      continue;
+    }
+    if (!S_ISLNK(st.st_mode)) continue;
+    /* the link's target replaces it: from the root when absolute, else
+     * from the directory that holds the link; the rest follows */
+    memmove(rest, after, strlen(after) + 1);
+    if (++links > 40 || !follow_splice(out, rest, sizeof(rest))) {
+      links = 0;
+      break;
+    }
+    used = rest[0] == '/' ? 1 : holder;
+    s = rest;
+  }
+  out[used] = '\0';
+  errno = saved_errno;
+  if (links == 0 || *s) return 0;
   return path_unmirror(out, used, size);
 }
 

@@ -16,6 +16,17 @@ size_t scr_preload_path_normalize(const char* base, const char* path, char* out,
  * directory cannot be found. Calls getcwd or readlink, never malloc; keeps errno. */
 size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size);
 
+/* (dirfd, path) with the symbolic links the file system has on its way
+ * followed, as the kernel would, and the rest (from the first name the file
+ * system lacks: a directory that exists only in the view) taken lexically;
+ * the last component is followed only when follow_last is 1 or a '/' ends
+ * the path. Returns the length of the result, absolute and normal, in out,
+ * or 0 when no link was followed (or on ELOOP, or when it does not fit).
+ * Starts from the directory a relative path is relative to (physical, as
+ * getcwd says), so it costs a system call or two per component of path,
+ * not of that directory. Keeps errno; never allocates. */
+size_t scr_preload_path_follow(int dirfd, const char* path, int follow_last, char* out, size_t size);
+
 /* one pass over a path as the application passed it: its length, where its
  * last component starts (after the last '/'), and whether normalizing
  * could change its text ("//", a component starting with '.', a trailing

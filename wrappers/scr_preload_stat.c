@@ -122,14 +122,23 @@ static SCR_PRELOAD_COLD int stat_matched(const stat_call* c, const scr_preload_l
   return stat_real(c, path);
 }
 
+static int stat_routed(const scr_preload_ruleset* rules, const stat_call* c, const char* path);
+
 /* the real call failed with ENOENT or ENOTDIR: a rule directory that the
- * file system does not have may be virtual */
+ * file system does not have may be virtual, or a symbolic link lead into one */
 static SCR_PRELOAD_COLD int stat_missing(const scr_preload_ruleset* rules, const stat_call* c, const char* path,
                                         int saved_errno)
 {
   int failure = errno;
   scr_preload_lookup l;
-  if (!scr_preload_lookup_virtual_directory(&l, rules, stat_names[c->kind], c->dirfd, path)) return -1;
+  if (!scr_preload_lookup_virtual_directory(&l, rules, stat_names[c->kind], c->dirfd, path)) {
+    /* a symbolic link on the way into the view: the call again, there */
+    char followed[PATH_MAX];
+    if (!scr_preload_wrap_follow(rules, c->dirfd, path, !(stat_at_flags(c) & AT_SYMLINK_NOFOLLOW), followed))
+      return -1;
+    errno = saved_errno;
+    return stat_routed(rules, c, followed);
+  }
   errno = saved_errno;
   char redirect[PATH_MAX];
   redirect[0] = '\0';

@@ -152,6 +152,16 @@ int scr_preload_lookup_shown(scr_preload_lookup* l, const scr_preload_ruleset* r
   return handled == SCR_PRELOAD_REDIRECT;
 }
 
+int scr_preload_wrap_follow(const scr_preload_ruleset* rules, int dirfd, const char* path, int follow_last,
+                            char* followed)
+{
+  if (!rules || !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED) || scr_preload_state_dryrun())
+    return 0;
+  __asm__("" : "+r"(path));
+  return path && scr_preload_path_follow(dirfd, path, follow_last, followed, PATH_MAX) > 0 &&
+         scr_preload_lookup_screen(rules, followed) != SCR_PRELOAD_EXCLUDE_ALL;
+}
+
 int scr_preload_wrap_materialize(const char* call, int dirfd, const char* dir)
 {
   const scr_preload_ruleset* rules = scr_preload_wrap_rules();

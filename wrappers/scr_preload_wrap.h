@@ -163,6 +163,17 @@ static inline int scr_preload_wrap_missing(int result)
 int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                                          int dirfd, const char* path);
 
+/* a call on (dirfd, path) failed for a missing name while the view shows
+ * directories: 1 with path's symbolic links on the file system followed into
+ * followed (PATH_MAX bytes), when some were and the result may be what a
+ * rule names: a link such as "latest -> ckpt.5" made to a checkpoint
+ * directory the cache holds, which the file system lacks (the caller then
+ * makes the call again on followed, as the kernel would have); 0 otherwise.
+ * follow_last 0 for calls that do not follow a final link (lstat,
+ * O_NOFOLLOW). Keeps errno. */
+int scr_preload_wrap_follow(const scr_preload_ruleset* rules, int dirfd, const char* path, int follow_last,
+                            char* followed);
+
 /* the calls the layer does not route, and creations that failed with ENOENT
  * below a rule directory that exists only in the view (made by mkdir): make
  * dir there (the engine's scr_preload_hook_materialize), or the directory

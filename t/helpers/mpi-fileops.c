@@ -25,7 +25,9 @@
  *            close
  *   fwrite   the same through fopen(PATH, "w")
  *   glob     glob(PATH): RC is the number of matches, each on a line "  = M"
- *   statvfs  statvfs(PATH) 
+ *   statvfs  statvfs(PATH)
+ *   symlink  PATH is TARGET=LINK: symlink(TARGET, LINK)
+ *   stat     stat(PATH): RC is st_size
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -144,15 +146,34 @@ static int open_close(const char* path, int flags, int overwrite)
   return close(fd) != 0 ? -1 : rc;
 }
 
-static int rename_pair(char* pair)
+/* "FROM=TO": pair becomes FROM, and TO is returned; NULL (EINVAL) without '=' */
+static char* split_pair(char* pair)
 {
   char* to = strchr(pair, '=');
   if (!to) {
     errno = EINVAL;
-    return -1;
+    return NULL;
   }
   *to++ = '\0';
-  return rename(pair, to);
+  return to;
+}
+
+static int rename_pair(char* pair)
+{
+  char* to = split_pair(pair);
+  return to ? rename(pair, to) : -1;
+}
+
+static int symlink_pair(char* pair)
+{
+  char* link = split_pair(pair);
+  return link ? symlink(pair, link) : -1;
+}
+
+static int stat_size(const char* path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 ? (int) st.st_size : -1;
 }
 
 static int remove_tree(const char* path)
@@ -174,12 +195,8 @@ static int remove_tree(const char* path)
 /* the temporary-file-then-rename idiom through mkstemp */
 static int write_by_mkstemp(char* pair, int rank)
 {
-  char* final = strchr(pair, '=');
-  if (!final) {
-    errno = EINVAL;
-    return -1;
-  }
-  *final++ = '\0';
+  char* final = split_pair(pair);
+  if (!final) return -1;
   int fd = mkstemp(pair);
   if (fd < 0) return -1;
   char text[32];
@@ -189,10 +206,10 @@ static int write_by_mkstemp(char* pair, int rank)
 }
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
-           GLOB, STATVFS, OPS };
+           GLOB, STATVFS, SYMLINK, STAT, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
-                                           "statvfs" };
+                                           "statvfs", "symlink", "stat" };
 
 /* one operation: its result, and in detail any lines that follow it */
 static int run(int kind, char* path, int rank, char* detail, size_t size)
@@ -217,6 +234,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     struct statvfs st;
     return statvfs(path, &st);
   }
+  case SYMLINK: return symlink_pair(path);
+  case STAT: return stat_size(path);
   }
   errno = EINVAL;
   return -1;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "scr_preload_path.h"
 #include "scr_preload_real.h"
@@ -118,6 +119,66 @@ static void test_reentry(void)
 #endif
 }
 
+/* symbolic links into directories the file system lacks (the view's) */
+static void test_follow(void)
+{
+  char top[] = "/tmp/preload_follow.XXXXXX", out[4200], expect[4200], link[4200];
+  if (!mkdtemp(top)) {
+    ok(0, "follow: mkdtemp");
+    return;
+  }
+  char top_real[4096];
+  if (!realpath(top, top_real)) snprintf(top_real, sizeof(top_real), "%s", top);
+  /* top/real/ exists; top/latest -> ckpt.5 (missing), top/abs -> /top/real,
+   * top/real/up -> ../ckpt.5, top/loop -> loop, top/final -> real */
+  snprintf(link, sizeof(link), "%s/real", top);
+  mkdir(link, 0755);
+  snprintf(link, sizeof(link), "%s/latest", top);
+  symlink("ckpt.5", link);
+  snprintf(link, sizeof(link), "%s/abs", top);
+  snprintf(expect, sizeof(expect), "%s/real", top_real);
+  symlink(expect, link);
+  snprintf(link, sizeof(link), "%s/real/up", top);
+  symlink("../ckpt.5", link);
+  snprintf(link, sizeof(link), "%s/loop", top);
+  symlink("loop", link);
+  snprintf(link, sizeof(link), "%s/final", top);
+  symlink("real", link);
+
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/latest/rank_0.dat", top);
+  snprintf(expect, sizeof(expect), "%s/ckpt.5/rank_0.dat", top_real);
+  errno = 77;
+  is_int((int) scr_preload_path_follow(AT_FDCWD, path, 1, out, sizeof(out)), (int) strlen(expect),
+         "follow: a link to a missing directory: length");
+  is_str(out, expect, "follow: a link to a missing directory: the rest taken as it stands");
+  is_int(errno, 77, "follow: keeps errno");
+  snprintf(path, sizeof(path), "%s/abs/up/x/../y", top);
+  scr_preload_path_follow(AT_FDCWD, path, 1, out, sizeof(out));
+  snprintf(expect, sizeof(expect), "%s/ckpt.5/y", top_real);
+  is_str(out, expect, "follow: an absolute link, then a relative one with '..', then lexical '..'");
+  int dirfd = open(top, O_RDONLY | O_DIRECTORY);
+  scr_preload_path_follow(dirfd, "real/../latest", 1, out, sizeof(out));
+  snprintf(expect, sizeof(expect), "%s/ckpt.5", top_real);
+  is_str(out, expect, "follow: relative to a descriptor, the last component followed");
+  is_int((int) scr_preload_path_follow(dirfd, "latest", 0, out, sizeof(out)), 0,
+         "follow: the last component not followed (lstat): no link, 0");
+  is_int((int) scr_preload_path_follow(dirfd, "latest/", 0, out, sizeof(out)), (int) strlen(expect),
+         "follow: a trailing '/' follows the last component all the same");
+  is_int((int) scr_preload_path_follow(dirfd, "real/x", 1, out, sizeof(out)), 0, "follow: no link on the way: 0");
+  is_int((int) scr_preload_path_follow(dirfd, "loop/x", 1, out, sizeof(out)), 0, "follow: a loop of links: 0");
+  scr_preload_path_follow(dirfd, "final", 1, out, sizeof(out));
+  snprintf(expect, sizeof(expect), "%s/real", top_real);
+  is_str(out, expect, "follow: a link to a directory that exists");
+  close(dirfd);
+  const char* names[] = { "real/up", "real", "latest", "abs", "loop", "final" };
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    snprintf(link, sizeof(link), "%s/%s", top, names[i]);
+    if (unlink(link) != 0) rmdir(link);
+  }
+  rmdir(top);
+}
+
 static void test_paths(void)
 {
   char out[64];
@@ -150,6 +211,7 @@ static void test_paths(void)
   is_int(scr_preload_path_resolve(9999, "x", buffer, sizeof(buffer)), 0, "resolve: a bad descriptor gives 0");
   scr_preload_path_resolve(9999, "/abs//y", buffer, sizeof(buffer));
   is_str(buffer, "/abs/y", "resolve: an absolute path ignores the descriptor");
+  test_follow();
 }
 
 /* what scr_preload_path_scan must find, the slow way */
