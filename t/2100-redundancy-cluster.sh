@@ -11,9 +11,7 @@ bytes=3000000
 all=node0,node1,node2,node3
 
 fresh_start() {
-  for n in node0 node1 node2 node3 node4; do
-    cluster kill $n >/dev/null && cluster revive $n >/dev/null || { echo "cannot renew $n"; return 1; }
-  done
+  cluster_renew node0 node1 node2 node3 node4 || return 1
   rm -rf "$PREFIX" && mkdir -p "$PREFIX"
 }
 

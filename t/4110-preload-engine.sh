@@ -267,6 +267,18 @@ test_expect_success 'a symbolic link to a checkpoint directory the cache holds l
     'chdir next: 0 ok' 'read rank_0.dat: 7 ok' >symlink.next.expect && test_cmp symlink.next.expect symlink.next.out
 "
 
+test_expect_success 'a completed checkpoint changed in place restores with its new bytes; one whose change was cut short does not' "
+  fresh inplace && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/inplace/.scrconf &&
+  SCR_CACHE_SIZE=3 fileops inplace inplace.out mkdir:ck.1 write:ck.1/r_%d.dat mkdir:ck.2 write:ck.2/r_%d.dat \
+    inplace:ck.2/r_%d.dat &&
+  SCR_CACHE_SIZE=3 fileops inplace inplace.next.out read:ck.2/r_%d.dat copy@1:ck.2/r_1.dat=got.1 &&
+  expect_grep \"sees checkpoint 'ck.2'\" inplace.next.out.err && test \"\$(cat $TRASH/inplace/got.1)\" = 'Xank 1' &&
+  SCR_CACHE_SIZE=3 fileops inplace inplace.crash.out mkdir:ck.3 write:ck.3/r_%d.dat crash:ck.3/r_%d.dat;
+  SCR_CACHE_SIZE=3 fileops inplace inplace.after.out read:ck.3/r_%d.dat &&
+  expect_grep \"sees checkpoint 'ck.2'\" inplace.after.out.err &&
+  expect_grep '^read ck.3/r_0.dat: -1 No such file or directory\$' inplace.after.out
+"
+
 test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "
   fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
   fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \

@@ -66,19 +66,12 @@ glob_of() {
 
 # fresh_start APP: empty nodes, an empty prefix directory with APP's rules
 fresh_start() {
-  for n in node0 node1 node2 node3; do
-    cluster kill $n >/dev/null && cluster revive $n >/dev/null || return 1
-  done
+  cluster_renew node0 node1 node2 node3 &&
   rm -rf "$PREFIX" && mkdir -p "$PREFIX" && rules_of "$1" >"$PREFIX/.scrconf"
 }
 
-# lose NODE...: the nodes fail (processes killed, node-local storage wiped) and
-# come back empty
-lose() {
-  for n in "$@"; do
-    cluster kill $n >/dev/null && cluster revive $n >/dev/null || return 1
-  done
-}
+# lose NODE...: the nodes fail and come back empty
+lose() { cluster_renew "$@"; }
 
 # pre_run APP RUN [ARGS...]: APP under the preload on the 4 nodes x 2 ranks,
 # working directory and SCR_PREFIX the prefix directory; stdout in $TRASH/RUN,

@@ -144,6 +144,14 @@ cluster() {
   scr_cluster "$@"
 }
 
+# cluster_renew NODE...: each node fails (processes killed, node-local
+# storage wiped) and comes back empty
+cluster_renew() {
+  for n in "$@"; do
+    scr_cluster kill "$n" >/dev/null && scr_cluster revive "$n" >/dev/null || { echo "cannot renew $n"; return 1; }
+  done
+}
+
 # cluster_app NODES PPN APP-ARGS...: the test app on the given nodes (comma list)
 cluster_app() {
   local nodes="$1" ppn="$2" rc=0 err="$TRASH/.cluster-app.err"; shift 2

@@ -51,7 +51,7 @@ const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
   return target->rules ? scr_preload_rules_at(target->rules, target->match.rule) : NULL;
 }
 
-static void engine_file_free(struct scr_engine_file* f)
+void scr_engine_file_free(struct scr_engine_file* f)
 {
   if (!f) return;
   free(f->orig);
@@ -108,6 +108,7 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
  * the lowest rank that knows the dataset's {step}. */
 static void engine_complete(void)
 {
+  scr_engine_update_reprotect();
   double start = scr_log_seconds();
   if (!engine.active) engine_begin(NULL, NULL, -1);
   /* who names the dataset, and whether a rank never reached its FILES= */
@@ -145,6 +146,7 @@ static void engine_complete_if_pending(int boundary)
   int pending = engine.active && engine.boundary <= boundary, any = 0;
   MPI_Allreduce(&pending, &any, 1, MPI_INT, MPI_MAX, scr.comm_world);
   if (any) engine_complete();
+  else scr_engine_update_reprotect();
 }
 
 /* ---- routing */
@@ -178,8 +180,8 @@ static int engine_open_cache(const char* cache, int flags, mode_t mode, int* han
   return fd;
 }
 
-static struct scr_engine_file* engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
-                                           const char* cache)
+struct scr_engine_file* scr_engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
+                                            const char* cache)
 {
   struct scr_engine_file* f = calloc(1, sizeof(*f));
   if (!f) return NULL;
@@ -189,7 +191,7 @@ static struct scr_engine_file* engine_file_new(int dataset, int attached, const 
   f->relpath = strdup(relpath);
   f->cache = strdup(cache);
   if (!f->orig || !f->relpath || !f->cache) {
-    engine_file_free(f);
+    scr_engine_file_free(f);
     return NULL;
   }
   return f;
@@ -313,6 +315,23 @@ static int engine_open_directory(const scr_preload_target* t, char* redirect, in
   return -1;
 }
 
+/* a file of a completed dataset opened for writing, not created anew: this
+ * rank's own file is changed in place and protected again later; a file
+ * attached to the dataset (a pointer) is recorded again at its close */
+static struct scr_engine_file* engine_open_update(const scr_preload_target* t, int dataset, const char* shown)
+{
+  char* relpath = scr_path_relative_to(scr.prefix, t->path);
+  struct scr_engine_file* f = NULL;
+  if (relpath) {
+    f = scr_engine_update_begin(dataset, t->path, relpath, shown);
+    scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
+    if (!f && scr_kvtree_get(scr_kvtree_get(mine, "ATTACHED"), shown))
+      f = scr_engine_file_new(dataset, 1, t->path, relpath, shown);
+  }
+  free(relpath);
+  return f;
+}
+
 static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char* redirect, void** file,
                        int* handled)
 {
@@ -325,9 +344,25 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
   int fd = -1, dataset = -1;
   char* shown = scr_view_find(t->path, &dataset);
   if (shown && (!creating || (engine.active && dataset == scr.output_id))) {
-    /* an existing file of a cached dataset: read it, or write the one in progress */
-    snprintf(redirect, PATH_MAX, "%s", shown);
-    *handled = SCR_PRELOAD_REDIRECT;
+    /* an existing file of a cached dataset: read it, write the one in
+     * progress, or change a completed one in place */
+    struct scr_engine_file* update = (flags & O_ACCMODE) != O_RDONLY && !(engine.active && dataset == scr.output_id)
+                                         ? engine_open_update(t, dataset, shown)
+                                         : NULL;
+    if (update) {
+      fd = engine_open_cache(shown, flags, mode, handled);
+      if (fd >= 0) {
+        *file = update;
+      } else {
+        int saved_errno = errno;
+        if (update->updating) scr_engine_update_end(update);
+        scr_engine_file_free(update);
+        errno = saved_errno;
+      }
+    } else {
+      snprintf(redirect, PATH_MAX, "%s", shown);
+      *handled = SCR_PRELOAD_REDIRECT;
+    }
   } else if (creating && shown && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
     /* the file exists, if only in the cache */
     *handled = SCR_PRELOAD_HANDLED;
@@ -351,7 +386,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
         scr_err("cannot copy %s to %s for %s opened without O_TRUNC: it starts empty", shown, cache, t->path);
       fd = engine_open_cache(cache, flags, mode, handled);
       if (fd >= 0) {
-        *file = engine_file_new(id, attached, t->path, relpath, cache);
+        *file = scr_engine_file_new(id, attached, t->path, relpath, cache);
         if (!attached) engine.opened++;
         scr_dbg(2, "preload: %s -> %s (dataset %d%s)", t->path, cache, id, attached ? ", attached" : "");
       } else if (!attached) {
@@ -381,6 +416,8 @@ static int engine_close(int fd, void* file, int rc, int* handled)
   pthread_mutex_lock(&scr_engine_lock);
   if (f->attached) {
     scr_engine_attach_done(f);
+  } else if (f->updating) {
+    scr_engine_update_end(f);
   } else if (engine.active && f->dataset == scr.output_id) {
     engine.closed++;
     if (engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.closed >= engine.expected &&
@@ -388,7 +425,7 @@ static int engine_close(int fd, void* file, int rc, int* handled)
       engine_complete();
   }
   pthread_mutex_unlock(&scr_engine_lock);
-  engine_file_free(f);
+  scr_engine_file_free(f);
   errno = saved_errno;
   return rc;
 }
@@ -466,6 +503,7 @@ static int engine_init(void)
     engine.done_id = scr.restart_id;
     SCR_Complete_restart(1);
     pthread_mutex_lock(&scr_engine_lock);
+    scr_engine_update_adopt(engine.done_id);
     scr_share_restored(engine.done_id);
     pthread_mutex_unlock(&scr_engine_lock);
     if (scr.rank == 0) scr_info("preload: the application sees checkpoint '%s' at its original paths", name);

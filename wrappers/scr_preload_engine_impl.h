@@ -4,6 +4,7 @@
 #define SCR_PRELOAD_ENGINE_IMPL_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include "scr_kvtree.h"
 #include "scr_preload_hooks.h"
 
@@ -43,7 +44,15 @@ struct scr_engine_file {
   char* orig;              /* the path the application opened */
   char* relpath;           /* the same relative to the prefix directory */
   char* cache;             /* the file actually opened */
+  int updating;            /* a file of a completed dataset opened to change it in place */
+  uint32_t before_crc;     /* ... its CRC and size before (size UINT64_MAX: unknown) */
+  uint64_t before_size;
 };
+
+/* a record for a routed open (NULL when memory is short), and its end */
+struct scr_engine_file* scr_engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
+                                            const char* cache);
+void scr_engine_file_free(struct scr_engine_file* f);
 
 /* the rule a target matched, or NULL */
 const scr_preload_rule* scr_engine_rule(const scr_preload_target* target);
@@ -57,6 +66,26 @@ void scr_engine_attach_done(const struct scr_engine_file* f);
 int scr_engine_writing(int dataset);
 /* the newest dataset completed in this run (or restored), -1 if none */
 int scr_engine_done_id(void);
+
+/* ---- files of completed datasets changed in place (scr_preload_engine_update.c), lock held */
+
+/* `cache`, this rank's file of the completed dataset `dataset`, is about to
+ * be changed in place: its entry is marked incomplete and the dataset's
+ * redundancy stale, on disk, first. Returns the record to keep with the
+ * descriptor, or NULL (not a file of this rank's part: nothing done). */
+struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, const char* relpath,
+                                                const char* cache);
+/* its descriptor closed: size and CRC read again, the entry complete; a
+ * dataset whose bytes changed waits for scr_engine_update_reprotect */
+void scr_engine_update_end(struct scr_engine_file* f);
+/* truncate of such a file, between the two; truncate's result and errno */
+int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length);
+/* collective, where every rank is anyway: encode again (and flush again)
+ * each dataset some rank changed in place */
+void scr_engine_update_reprotect(void);
+/* dataset id, restored at start-up, was changed in place by the run before
+ * and not protected again: protect it at the next collective point */
+void scr_engine_update_adopt(int id);
 
 /* ---- calls that change names (scr_preload_engine_names.c), the hooks */
 int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,

@@ -65,7 +65,8 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
     scr_kvtree_set(entries, cache_to, moved);
     if (list == 1) {
       /* a renamed pointer file: its prefix-directory copy follows */
-      const struct scr_engine_file f = { dataset, 1, (char*) to->path, (char*) relpath, cache_to };
+      const struct scr_engine_file f = { .dataset = dataset, .attached = 1, .orig = (char*) to->path,
+                                         .relpath = (char*) relpath, .cache = cache_to };
       scr_engine_attach_done(&f);
     }
   }
@@ -191,8 +192,9 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
     if (scr_engine_route_new(to, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS &&
         scr_io_copy_file(source, cache, 0700, NULL, NULL) == SCR_SUCCESS) {
       rc = shared ? (engine_drop_shared(source, from->path) ? 0 : -1) : unlink(source);
-      struct scr_engine_file f = { attached ? scr_engine_done_id() : scr.output_id, attached, (char*) to->path,
-                               relpath, cache };
+      struct scr_engine_file f = { .dataset = attached ? scr_engine_done_id() : scr.output_id,
+                                   .attached = attached, .orig = (char*) to->path, .relpath = relpath,
+                                   .cache = cache };
       if (attached) scr_engine_attach_done(&f);
     } else {
       errno = EIO;
@@ -271,7 +273,9 @@ int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handle
   char* cached = scr_view_find(t->path, &dataset);
   if (cached) {
     *handled = SCR_PRELOAD_HANDLED;
-    rc = truncate(cached, (off_t) length);
+    /* the file being written is changed as it is; a completed one in place */
+    rc = scr_engine_writing(dataset) ? truncate(cached, (off_t) length)
+                                     : scr_engine_update_truncate(dataset, t->path, cached, length);
   }
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);

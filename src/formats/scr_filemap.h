@@ -10,6 +10,10 @@
  *   DSET/<id>/DSETDESC/...           dataset descriptor (scr_dataset.h)
  *   DSET/<id>/REDDESC/...            redundancy applied to the dataset
  *   DSET/<id>/FLUSHED = 0|1          copy on the prefix directory is complete
+ *   DSET/<id>/REDUNDANCY_STALE = 1   this rank changed a file of the complete
+ *                                    dataset in place (the preload layer) and
+ *                                    its redundancy is not encoded again yet:
+ *                                    nothing may be rebuilt from it
  *   DSET/<id>/RANK/<rank>/FILES = n  files rank wrote in the dataset
  *   DSET/<id>/RANK/<rank>/FILE/<cache path>/ORIG = original absolute path
  *                                            /RELPATH = path relative to the prefix
@@ -19,6 +23,8 @@
  *        files the preload layer attached to the complete dataset (a pointer
  *        file written after it): not part of its redundancy or file count
  */
+
+#define SCR_FILEMAP_KEY_REDUNDANCY_STALE "REDUNDANCY_STALE"
 
 /* "<cntl_dir>/filemap_<rank>.scr", malloc'd */
 char* scr_filemap_path(const char* cntl_dir, int rank);

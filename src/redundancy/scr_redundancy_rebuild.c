@@ -270,7 +270,13 @@ int scr_redundancy_recover(int id)
   struct scr_rebuild_role role;
   scr_kvtree* desc = scr_kvtree_new();
   int known = scr_rebuild_learn_role(id, &role, desc);
-  int possible = known && (intact || role.type != SCR_COPY_SINGLE) &&
+  /* a rank that changed its files in place since the redundancy was
+   * encoded (REDUNDANCY_STALE) would get back a mix of old and new bytes */
+  long long stale = 0;
+  scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), SCR_FILEMAP_KEY_REDUNDANCY_STALE, &stale);
+  if (stale) scr_warn("dataset %d: a file of it was changed in place after its redundancy was encoded: "
+                      "it cannot be rebuilt", id);
+  int possible = known && !stale && (intact || role.type != SCR_COPY_SINGLE) &&
                  scr_dataset_is_complete(desc);
   if (!scr_mpi_all_true(possible, scr.comm_world)) {
     scr_kvtree_delete(&desc);

@@ -21,6 +21,12 @@
  *   excl     open(PATH, O_WRONLY | O_CREAT | O_EXCL, 0644), then close
  *   update   open(PATH, O_RDWR | O_CREAT, 0644) without O_TRUNC, write "X"
  *            over its first byte, close
+ *   inplace  the same with open(PATH, O_RDWR): an existing file changed in place
+ *   rw       open(PATH, O_RDWR), close: opened for writing, left as it was
+ *   truncate truncate(PATH, 3)
+ *   copy     PATH is FROM=TO: FROM read whole, written to TO (O_TRUNC)
+ *   crash    open(PATH, O_RDWR), write "X" over its first byte, and die of
+ *            SIGKILL with the file open (a node failing mid-update)
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
  *            close
  *   fwrite   the same through fopen(PATH, "w")
@@ -37,6 +43,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +177,21 @@ static int symlink_pair(char* pair)
   return link ? symlink(pair, link) : -1;
 }
 
+/* FROM=TO: the bytes of FROM (up to 64 KiB) into a new TO; RC their count */
+static int copy_pair(char* pair)
+{
+  char* to = split_pair(pair);
+  int in = to ? open(pair, O_RDONLY) : -1;
+  if (in < 0) return -1;
+  static char buffer[65536];
+  ssize_t n = read(in, buffer, sizeof(buffer));
+  close(in);
+  int out = n >= 0 ? open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+  if (out < 0) return -1;
+  int rc = write(out, buffer, (size_t) n) == n ? (int) n : -1;
+  return close(out) != 0 ? -1 : rc;
+}
+
 static int stat_size(const char* path)
 {
   struct stat st;
@@ -206,10 +228,10 @@ static int write_by_mkstemp(char* pair, int rank)
 }
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
-           GLOB, STATVFS, SYMLINK, STAT, OPS };
+           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
-                                           "statvfs", "symlink", "stat" };
+                                           "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy", "crash" };
 
 /* one operation: its result, and in detail any lines that follow it */
 static int run(int kind, char* path, int rank, char* detail, size_t size)
@@ -236,6 +258,17 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   }
   case SYMLINK: return symlink_pair(path);
   case STAT: return stat_size(path);
+  case INPLACE: return open_close(path, O_RDWR, 1);
+  case RW: return open_close(path, O_RDWR, 0);
+  case TRUNCATE: return truncate(path, 3);
+  case COPY: return copy_pair(path);
+  case CRASH: {
+    int fd = open(path, O_RDWR);
+    if (fd < 0 || pwrite(fd, "X", 1, 0) != 1) return -1;
+    fflush(NULL);
+    raise(SIGKILL);
+    return -1;
+  }
   }
   errno = EINVAL;
   return -1;

@@ -1,0 +1,80 @@
+#!/bin/sh
+# 4210-preload-update-in-place.sh - a file of a completed checkpoint changed in
+# place through the preload (open O_RDWR without O_CREAT, truncate), as an HDF5
+# file reopened read-write is: the checkpoint stays restorable with the new
+# bytes, and after a node loss its redundancy, encoded again, rebuilds them.
+# 4 fake nodes x 2 ranks; mpi-fileops does the I/O.
+. "$top_srcdir/t/test-lib.sh"
+
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0"
+export ASAN_OPTIONS
+
+preload="$top_builddir/.libs/libscr_preload.so"
+fileops="$top_builddir/t/helpers/mpi-fileops"
+nodes=node0,node1,node2,node3
+: "${SCR_TEST_TIMEOUT:=60}"
+
+if ! test -f "$preload"; then
+  test_skip "files changed in place on the test cluster" "no $preload"
+  test_done; exit 0
+fi
+
+cluster_up 4 43
+export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_JOB_ID=t4210 SCR_SET_SIZE=4 SCR_FLUSH=0
+
+# fresh_start: empty nodes and prefix directory, one rule
+fresh_start() {
+  cluster_renew node0 node1 node2 node3 &&
+  rm -rf "$PREFIX" && mkdir -p "$PREFIX" && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >"$PREFIX/.scrconf"
+}
+
+# ops OUT OP...: mpi-fileops under the preload on the 4 nodes x 2 ranks;
+# rank 0's lines in $TRASH/OUT, stderr in OUT.err
+ops() {
+  out=$1
+  shift
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run --nodes $nodes --ppn 2 --timeout "$SCR_TEST_TIMEOUT" -- \
+    env LD_PRELOAD="$preload" "$fileops" "$@") >"$TRASH/$out" 2>"$TRASH/$out.err"
+}
+
+# lose NODE: its processes killed, its node-local storage wiped
+lose() { cluster_renew "$1"; }
+
+for scheme in XOR PARTNER; do
+  export SCR_COPY_TYPE=$scheme
+
+  test_expect_success "$scheme: every rank changes its file of a completed checkpoint in place" "
+    fresh_start &&
+    ops $scheme.write mkdir:ckpt.1 write:ckpt.1/rank_%d.dat inplace:ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat &&
+    printf '%s\\n' 'mkdir ckpt.1: 0 ok' 'write ckpt.1/rank_0.dat: 0 ok' 'inplace ckpt.1/rank_0.dat: 0 ok' \
+      'read ckpt.1/rank_0.dat: 7 ok' >$scheme.write.expect && test_cmp $scheme.write.expect $scheme.write &&
+    expect_grep 'dataset 1 was changed in place: its redundancy was encoded again' $scheme.write.err &&
+    ! test -e $PREFIX/ckpt.1/rank_2.dat
+  "
+
+  test_expect_success "$scheme: node1 lost; the rebuilt files hold the changed bytes" "
+    lose node1 &&
+    ops $scheme.lost copy@2:ckpt.1/rank_2.dat=got.2 copy@3:ckpt.1/rank_3.dat=got.3 copy@0:ckpt.1/rank_0.dat=got.0 &&
+    expect_grep 'rebuilt the lost parts from $scheme' $scheme.lost.err &&
+    test \"\$(cat $PREFIX/got.2)\" = 'Xank 2' && test \"\$(cat $PREFIX/got.3)\" = 'Xank 3' &&
+    test \"\$(cat $PREFIX/got.0)\" = 'Xank 0'
+  "
+done
+
+test_expect_success 'a file opened read-write and left as it was costs no new encoding' "
+  fresh_start &&
+  ops rw.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat rw:ckpt.1/rank_%d.dat &&
+  ! grep -q 'changed in place' rw.out.err &&
+  lose node2 && ops rw.lost copy@4:ckpt.1/rank_4.dat=got.4 &&
+  expect_grep 'rebuilt the lost parts' rw.lost.err && test \"\$(cat $PREFIX/got.4)\" = 'rank 4'
+"
+
+test_expect_success 'truncate of a completed file: the next run sees it short, after a node loss too' "
+  fresh_start &&
+  ops trunc.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat truncate:ckpt.1/rank_%d.dat stat:ckpt.1/rank_%d.dat &&
+  expect_grep '^stat ckpt.1/rank_0.dat: 3 ok\$' trunc.out &&
+  lose node3 && ops trunc.lost stat@6:ckpt.1/rank_6.dat copy@6:ckpt.1/rank_6.dat=got.6 &&
+  expect_grep '^stat@6 ckpt.1/rank_6.dat: 3 ok\$' trunc.lost && test \"\$(cat $PREFIX/got.6)\" = 'ran'
+"
+
+test_done
