@@ -279,6 +279,25 @@ test_expect_success 'a completed checkpoint changed in place restores with its n
   expect_grep '^read ck.3/r_0.dat: -1 No such file or directory\$' inplace.after.out
 "
 
+test_expect_success 'a directory all ranks wrote in, renamed by one: the others follow at the next barrier, and the next run' "
+  fresh dirmv && printf '%s\\n' 'PRELOAD=ckpt.tmp/rank_{rank}.dat' 'PRELOAD=ckpt.{step}/rank_{rank}.dat' \
+    >$TRASH/dirmv/.scrconf &&
+  SCR_CACHE_SIZE=3 fileops dirmv dirmv.out mkdir@0:ckpt.tmp write:ckpt.tmp/rank_%d.dat mkdir@0:ckpt.4 write:ckpt.4/rank_%d.dat \
+    rename@0:ckpt.tmp=ckpt.4 rename@0:ckpt.tmp=ckpt.tmp/in rename@0:ckpt.tmp=ckpt.5 read:ckpt.5/rank_%d.dat \
+    read@1:ckpt.5/rank_1.dat read@1:ckpt.tmp/rank_1.dat rename@1:ckpt.4=old read@0:old/rank_0.dat &&
+  printf '%s\\n' 'mkdir@0 ckpt.tmp: 0 ok' 'write ckpt.tmp/rank_0.dat: 0 ok' 'mkdir@0 ckpt.4: 0 ok' \
+    'write ckpt.4/rank_0.dat: 0 ok' 'rename@0 ckpt.tmp=ckpt.4: -1 Directory not empty' \
+    'rename@0 ckpt.tmp=ckpt.tmp/in: -1 Invalid argument' 'rename@0 ckpt.tmp=ckpt.5: 0 ok' 'read ckpt.5/rank_0.dat: 7 ok' \
+    'read@1 ckpt.5/rank_1.dat: 7 ok' 'read@1 ckpt.tmp/rank_1.dat: -1 No such file or directory' \
+    'rename@1 ckpt.4=old: 0 ok' 'read@0 old/rank_0.dat: 7 ok' >dirmv.expect &&
+  sort dirmv.expect >dirmv.expect.sorted && sort dirmv.out >dirmv.sorted && test_cmp dirmv.expect.sorted dirmv.sorted &&
+  test \"\$(cat $TRASH/dirmv/old/rank_1.dat)\" = 'rank 1' && ! test -e $TRASH/dirmv/ckpt.5 &&
+  test -n \"\$(find $SCR_CACHE_BASE -path '*ckpt.5/rank_1.dat')\" &&
+  SCR_CACHE_SIZE=3 fileops dirmv dirmv.next.out read:ckpt.5/rank_%d.dat read@1:ckpt.5/rank_1.dat &&
+  printf '%s\\n' 'read ckpt.5/rank_0.dat: 7 ok' 'read@1 ckpt.5/rank_1.dat: 7 ok' >dirmv.next.expect &&
+  test_cmp dirmv.next.expect dirmv.next.out
+"
+
 test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "
   fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
   fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \

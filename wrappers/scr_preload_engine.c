@@ -106,9 +106,17 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
 /* Collective: complete the dataset in progress (ranks that have none take
  * part with an empty one). The name, flags and creation time are those of
  * the lowest rank that knows the dataset's {step}. */
+/* Collective: what every meeting point of the ranks begins with, the
+ * directories other ranks renamed and the files they changed in place */
+static void engine_meet(void)
+{
+  scr_engine_rename_sync();
+  scr_engine_update_reprotect();
+}
+
 static void engine_complete(void)
 {
-  scr_engine_update_reprotect();
+  engine_meet();
   double start = scr_log_seconds();
   if (!engine.active) engine_begin(NULL, NULL, -1);
   /* who names the dataset, and whether a rank never reached its FILES= */
@@ -146,7 +154,7 @@ static void engine_complete_if_pending(int boundary)
   int pending = engine.active && engine.boundary <= boundary, any = 0;
   MPI_Allreduce(&pending, &any, 1, MPI_INT, MPI_MAX, scr.comm_world);
   if (any) engine_complete();
-  else scr_engine_update_reprotect();
+  else engine_meet();
 }
 
 /* ---- routing */
@@ -535,12 +543,17 @@ static void engine_finalize(void)
   pthread_mutex_unlock(&scr_engine_lock);
 }
 
-static void engine_barrier(MPI_Comm comm)
+/* a barrier on MPI_COMM_WORLD is a meeting point: its collectives take
+ * every rank of the job, so they stand for the barrier (one collective
+ * where a barrier was) */
+static int engine_barrier(MPI_Comm comm)
 {
-  if (!engine.barrier_rules || comm != MPI_COMM_WORLD) return;
+  if (comm != MPI_COMM_WORLD) return 0;
   pthread_mutex_lock(&scr_engine_lock);
-  engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_BARRIER);
+  if (engine.barrier_rules) engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_BARRIER);
+  else scr_engine_rename_sync();
   pthread_mutex_unlock(&scr_engine_lock);
+  return 1;
 }
 
 __attribute__((visibility("default"))) const struct scr_preload_engine scr_preload_engine_table = {

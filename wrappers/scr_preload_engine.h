@@ -16,8 +16,12 @@ struct scr_preload_engine {
   /* before the real MPI_Finalize: complete what is pending, SCR_Finalize,
    * the summary line; the rules are gone afterwards */
   void (*finalize)(void);
-  /* before the real MPI_Barrier: the BOUNDARY=BARRIER completion point */
-  void (*barrier)(MPI_Comm comm);
+  /* instead of the real MPI_Barrier (on MPI_COMM_WORLD): where other ranks'
+   * directory renames reach this rank, and the BOUNDARY=BARRIER completion
+   * point. Returns 1 when it synchronized every rank of the job (a
+   * collective on all of them), which then stands for the barrier; 0 when
+   * the real barrier must follow */
+  int (*barrier)(MPI_Comm comm);
 
   /* the hooks of scr_preload_hooks.h, same contract */
   int (*open)(const scr_preload_target* target, int flags, mode_t mode, char* redirect, void** file,

@@ -1,6 +1,7 @@
 /* scr_preload_engine_names.c - the engine's answers to calls that change names:
  * rename, unlink, rmdir, truncate, mkdir, and making a virtual directory real. */
 #include "config.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,7 +19,9 @@
 #include "scr_globals.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_mpi.h"
 #include "scr_preload_engine_impl.h"
+#include "scr_preload_state.h"
 
 
 /* rename within the cache: the entry of this rank's filemap follows the file */
@@ -158,9 +161,205 @@ static int engine_rename_out(const char* cached, int dataset, int shared, const 
   return 0;
 }
 
+/* ---- a directory renamed. rename(2) moves everything below it at once;
+ * here each rank keeps its own files in its node's cache. So the rank that
+ * renames moves its files and the view's directories at once, and every
+ * other rank moves its own at the next point where all ranks meet
+ * (scr_engine_rename_sync: a dataset's completion, MPI_Barrier on
+ * MPI_COMM_WORLD, MPI_Finalize), which is when a program that renames a
+ * directory all ranks wrote in lets the others use the new name. */
+
+static char* renamed = NULL;    /* "from\0to\0" pairs this rank renamed since the last sync */
+static size_t renamed_bytes = 0;
+
+/* one of this rank's cached files below a renamed directory */
+struct tree_file {
+  char* cache;
+  char* orig;
+  int dataset;
+};
+
+/* this rank's cached files (and files attached to its datasets) whose
+ * original paths lie below dir, into *files; their count */
+static size_t tree_files(const char* dir, struct tree_file** files)
+{
+  size_t n = strlen(dir), count = 0, capacity = 0;
+  *files = NULL;
+  for (int id = scr_filemap_latest_dataset(scr.filemap); id >= 0;
+       id = scr_filemap_previous_dataset(scr.filemap, id)) {
+    scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK", scr.rank);
+    for (int list = 0; list < 2; list++) {
+      for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(mine, list ? "ATTACHED" : "FILE")); e;
+           e = scr_kvtree_next(e)) {
+        const char* orig = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "ORIG");
+        if (!orig || strncmp(orig, dir, n) != 0 || orig[n] != '/') continue;
+        if (count == capacity) {
+          capacity = capacity ? 2 * capacity : 16;
+          struct tree_file* grown = realloc(*files, capacity * sizeof(**files));
+          if (!grown) return count;
+          *files = grown;
+        }
+        (*files)[count] = (struct tree_file) { strdup(scr_kvtree_elem_key(e)), strdup(orig), id };
+        count++;
+      }
+    }
+  }
+  return count;
+}
+
+/* this rank's files and the view's directories at or below from move below
+ * to (lock held); each file as a rename of its own: into the dataset its
+ * new name gives, or out to the file system when no rule matches it */
+static void engine_move_tree(const scr_preload_ruleset* rules, const char* from, const char* to)
+{
+  struct tree_file* files;
+  size_t count = tree_files(from, &files), n = strlen(from);
+  scr_view_rename_directories(from, to);
+  scr_mirror_forget(from);
+  for (size_t i = 0; i < count; i++) {
+    struct tree_file* f = &files[i];
+    size_t length = f->orig ? strlen(to) + strlen(f->orig + n) + 1 : 0;
+    char* moved = f->cache && length ? malloc(length) : NULL;
+    char* relpath = NULL;
+    int rc = SCR_FAILURE;
+    if (moved) {
+      snprintf(moved, length, "%s%s", to, f->orig + n);
+      relpath = scr_path_relative_to(scr.prefix, moved);
+      scr_preload_target old = { .call = "rename", .path = f->orig, .length = strlen(f->orig), .rules = rules };
+      scr_preload_target new = { .call = "rename", .path = moved, .length = strlen(moved), .rules = rules };
+      old.match.rule = -1;
+      new.match.rule = rules ? scr_preload_rules_match(rules, moved, new.length, &new.match) : -1;
+      if (new.match.rule >= 0 && relpath) rc = engine_rename_cached(f->cache, f->dataset, &new, relpath);
+      else rc = engine_rename_out(f->cache, f->dataset, 0, &old, &new) == 0 ? SCR_SUCCESS : SCR_FAILURE;
+    }
+    if (rc != SCR_SUCCESS)
+      scr_err("cannot move %s to %s with its directory: it stays where it was", f->orig ? f->orig : "a file",
+              moved ? moved : to);
+    scr_mirror_forget(f->orig);
+    free(relpath);
+    free(moved);
+    free(f->cache);
+    free(f->orig);
+  }
+  free(files);
+}
+
+/* 1 when the file system's directory path holds nothing */
+static int engine_directory_empty(const char* path)
+{
+  DIR* d = opendir(path);
+  if (!d) return 1;
+  struct dirent* e;
+  int empty = 1;
+  while (empty && (e = readdir(d)) != NULL) empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+  closedir(d);
+  return empty;
+}
+
+/* rename's answer for a directory the view shows, as the file system would
+ * give it: 0, or an errno */
+static int engine_rename_directory_check(const char* from, const char* to)
+{
+  size_t n = strlen(from);
+  if (strncmp(to, from, n) == 0 && to[n] == '/') return EINVAL;
+  int dataset = -1;
+  char* file = scr_view_find(to, &dataset);
+  free(file);
+  struct stat st;
+  int on_disk = lstat(to, &st) == 0;
+  if (file || (on_disk && !S_ISDIR(st.st_mode))) return ENOTDIR;
+  if (scr_view_remove_directory(to, 0) == SCR_VIEW_DIRECTORY_NOT_EMPTY || (on_disk && !engine_directory_empty(to)))
+    return ENOTEMPTY;
+  char* parent = scr_path_dirname(to);
+  int error = !parent ? ENOMEM : stat(parent, &st) == 0 ? (S_ISDIR(st.st_mode) ? 0 : ENOTDIR)
+                                : scr_view_is_directory(parent) ? 0 : ENOENT;
+  free(parent);
+  return error;
+}
+
+static int engine_rename_directory(const scr_preload_target* from, const scr_preload_target* to, int* handled)
+{
+  if (!scr_path_is_within(from->path, scr.prefix) || !scr_view_is_directory(from->path)) return -1;
+  *handled = SCR_PRELOAD_HANDLED;
+  if (strcmp(from->path, to->path) == 0) return 0;
+  int error = engine_rename_directory_check(from->path, to->path);
+  struct stat st;
+  /* what the file system has of it (made real, or holding other files) moves there */
+  if (!error && lstat(from->path, &st) == 0 && rename(from->path, to->path) != 0) error = errno;
+  /* a new name no rule has a directory at: the files go to the file system,
+   * into a real directory, which every rank sees at once */
+  if (!error && !to->directory && lstat(to->path, &st) != 0 && mkdir(to->path, 0777) != 0) error = errno;
+  if (!error) {
+    if (scr_view_remove_directory(to->path, 0) == SCR_VIEW_DIRECTORY_REMOVED) scr_view_remove_directory(to->path, 1);
+    engine_move_tree(to->rules, from->path, to->path);
+    size_t a = strlen(from->path) + 1, b = strlen(to->path) + 1;
+    char* grown = realloc(renamed, renamed_bytes + a + b);
+    if (grown) {
+      memcpy(grown + renamed_bytes, from->path, a);
+      memcpy(grown + renamed_bytes + a, to->path, b);
+      renamed = grown;
+      renamed_bytes += a + b;
+    } else {
+      scr_err("cannot record the rename of %s: the other ranks' files stay below it", from->path);
+    }
+    engine_keep_parent(from->path);
+  }
+  errno = error;
+  return error ? -1 : 0;
+}
+
+int scr_engine_rename_sync(void)
+{
+  int mine = (int) renamed_bytes, most = 0;
+  MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  if (most == 0) return 1;
+  int* lengths = malloc(2 * (size_t) scr.ranks * sizeof(int));
+  if (!scr_mpi_all_true(lengths != NULL, scr.comm_world)) {
+    free(lengths);
+    return 1;
+  }
+  int* offsets = lengths + scr.ranks;
+  MPI_Allgather(&mine, 1, MPI_INT, lengths, 1, MPI_INT, scr.comm_world);
+  size_t total = 0;
+  for (int r = 0; r < scr.ranks; r++) {
+    offsets[r] = (int) total;
+    total += (size_t) lengths[r];
+  }
+  char* all = malloc(total);
+  if (scr_mpi_all_true(all != NULL, scr.comm_world)) {
+    MPI_Allgatherv(renamed, mine, MPI_CHAR, all, lengths, offsets, MPI_CHAR, scr.comm_world);
+    const scr_preload_ruleset* rules = scr_preload_state_current();
+    for (int r = 0; r < scr.ranks; r++) {
+      const char* p = all + offsets[r];
+      const char* end = p + lengths[r];
+      while (r != scr.rank && p < end) {
+        const char* from = p;
+        const char* to = from + strlen(from) + 1;
+        engine_move_tree(rules, from, to);
+        engine_keep_parent(from);
+        p = to + strlen(to) + 1;
+      }
+    }
+    free(renamed);
+    renamed = NULL;
+    renamed_bytes = 0;
+  }
+  free(all);
+  free(lengths);
+  return 1;
+}
+
 int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                          int* handled)
 {
+  if (scr.initialized && from->directory && from->path && to->path && flags == 0) {
+    pthread_mutex_lock(&scr_engine_lock);
+    int rc = engine_rename_directory(from, to, handled);
+    int saved_errno = errno;
+    pthread_mutex_unlock(&scr_engine_lock);
+    errno = saved_errno;
+    return rc;
+  }
   if (!scr.initialized || from->directory || to->directory || !to->path || flags != 0) return -1;
   pthread_mutex_lock(&scr_engine_lock);
   int rc = -1, dataset = -1;

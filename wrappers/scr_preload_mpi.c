@@ -129,23 +129,26 @@ SCR_PRELOAD_API int MPI_Finalize(void)
   return real();
 }
 
-/* a barrier is about to start: BOUNDARY=BARRIER completes there */
-static void mpi_barrier_engine(MPI_Comm comm)
+/* a barrier: the engine's meeting point (BOUNDARY=BARRIER completes there,
+ * other ranks' directory renames arrive); 1 when the engine's collectives
+ * synchronized every rank, which then stands for the barrier */
+static int mpi_barrier_engine(MPI_Comm comm)
 {
   const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
-  if (!engine) return;
+  if (!engine) return 0;
   scr_preload_real_enter();
   int saved_errno = errno;
-  engine->barrier(comm);
+  int synchronized = engine->barrier(comm);
   errno = saved_errno;
   scr_preload_real_leave();
+  return synchronized;
 }
 
 SCR_PRELOAD_API int MPI_Barrier(MPI_Comm comm)
 {
   int (*real)(MPI_Comm) = SCR_REAL(MPI_Barrier);
   if (!real) return mpi_missing("MPI_Barrier");
-  if (!scr_preload_real_is_internal()) mpi_barrier_engine(comm);
+  if (!scr_preload_real_is_internal() && mpi_barrier_engine(comm)) return MPI_SUCCESS;
   return real(comm);
 }
 
@@ -217,7 +220,10 @@ typedef void mpi_fortran_barrier(MPI_Fint* comm, MPI_Fint* ierr);
   SCR_PRELOAD_API void name(MPI_Fint* comm, MPI_Fint* ierr) \
   { \
     MPI_FORTRAN_REAL(mpi_fortran_barrier, #name, ierr); \
-    if (!scr_preload_real_is_internal()) mpi_barrier_engine(MPI_Comm_f2c(*comm)); \
+    if (!scr_preload_real_is_internal() && mpi_barrier_engine(MPI_Comm_f2c(*comm))) { \
+      *status = MPI_SUCCESS; \
+      return; \
+    } \
     scr_preload_real_enter(); \
     real(comm, status); \
     scr_preload_real_leave(); \

@@ -145,6 +145,21 @@ int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is
   return rc;
 }
 
+void scr_view_rename_directories(const char* from, const char* to)
+{
+  size_t n = strlen(from);
+  for (int i = 0; i < view_directory_count; i++) {
+    const char* d = view_directories[i];
+    if (strncmp(d, from, n) != 0 || (d[n] != '/' && d[n] != '\0')) continue;
+    size_t length = strlen(to) + strlen(d + n) + 1;
+    char* moved = malloc(length);
+    if (!moved) continue;
+    snprintf(moved, length, "%s%s", to, d + n);
+    free(view_directories[i]);
+    view_directories[i] = moved;
+  }
+}
+
 int scr_view_remove_directory(const char* path, int remove)
 {
   if (view_each(view_holds, (void*) path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
