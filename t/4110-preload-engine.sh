@@ -298,6 +298,16 @@ test_expect_success 'a directory all ranks wrote in, renamed by one: the others 
   test_cmp dirmv.next.expect dirmv.next.out
 "
 
+test_expect_success 'chmod of a cached checkpoint file changes the mode stat shows, in this run and the next' "
+  fresh chmod && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/chmod/.scrconf &&
+  fileops chmod chmod.out mkdir:ck.1 write:ck.1/r_%d.dat mode:ck.1/r_%d.dat chmod:ck.1/r_%d.dat mode:ck.1/r_%d.dat \
+    chmod:ck.1/missing &&
+  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'mode ck.1/r_0.dat: 644 ok' 'chmod ck.1/r_0.dat: 0 ok' \
+    'mode ck.1/r_0.dat: 444 ok' 'chmod ck.1/missing: -1 No such file or directory' >chmod.expect &&
+  test_cmp chmod.expect chmod.out &&
+  fileops chmod chmod.next.out mode:ck.1/r_%d.dat && expect_grep '^mode ck.1/r_0.dat: 444 ok\$' chmod.next.out
+"
+
 test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "
   fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
   fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \

@@ -7,6 +7,8 @@
 #include <glob.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/time.h>
+#include <utime.h>
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -111,6 +113,15 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(statvfs64, "statvfs64", NULL, int, (const char*, struct statvfs64*)) \
   X(statfs, "statfs", NULL, int, (const char*, struct statfs*)) \
   X(statfs64, "statfs64", NULL, int, (const char*, struct statfs64*)) \
+  /* a cached file's mode, owner and times: its cache file's */ \
+  X(chmod, "chmod", NULL, int, (const char*, mode_t)) \
+  X(fchmodat, "fchmodat", NULL, int, (int, const char*, mode_t, int)) \
+  X(chown, "chown", NULL, int, (const char*, uid_t, gid_t)) \
+  X(lchown, "lchown", NULL, int, (const char*, uid_t, gid_t)) \
+  X(fchownat, "fchownat", NULL, int, (int, const char*, uid_t, gid_t, int)) \
+  X(utime, "utime", NULL, int, (const char*, const struct utimbuf*)) \
+  X(utimes, "utimes", NULL, int, (const char*, const struct timeval*)) \
+  X(utimensat, "utimensat", NULL, int, (int, const char*, const struct timespec*, int)) \
   X(canonicalize_file_name, "canonicalize_file_name", NULL, char*, (const char*)) \
   /* listings of the rules' directories */ \
   X(opendir, "opendir", NULL, DIR*, (const char*)) \

@@ -22,7 +22,7 @@
   { \
     char shown[PATH_MAX]; \
     scr_preload_lookup l; \
-    if (!scr_preload_lookup_shown(&l, scr_preload_wrap_rules(), #name, path, shown)) return -1; \
+    if (!scr_preload_lookup_shown(&l, scr_preload_wrap_rules(), #name, AT_FDCWD, path, shown)) return -1; \
     errno = saved_errno; \
     return real(shown, buf); \
   } \

@@ -141,11 +141,11 @@ int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preloa
 }
 
 int scr_preload_lookup_shown(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
-                             const char* path, char* shown)
+                             int dirfd, const char* path, char* shown)
 {
   int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc = -1;
   if (rules && !scr_preload_state_dryrun() &&
-      scr_preload_lookup_path(l, rules, call, AT_FDCWD, path, SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_DIRECTORY))
+      scr_preload_lookup_path(l, rules, call, dirfd, path, SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_DIRECTORY))
     SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_stat(&l->t, 0, shown, &handled));
   (void) rc; /* only a redirect says where */
   errno = saved_errno;

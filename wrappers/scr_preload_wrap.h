@@ -182,11 +182,11 @@ int scr_preload_wrap_follow(const scr_preload_ruleset* rules, int dirfd, const c
 int scr_preload_wrap_materialize(const char* call, int dirfd, const char* dir);
 int scr_preload_wrap_materialize_parent(const char* call, int dirfd, const char* path);
 
-/* 1 when the engine shows path (a cached file, or a rule directory the file
+/* 1 when the engine shows (dirfd, path) (a cached file, or a rule directory the file
  * system lacks), with l filled and shown (PATH_MAX bytes) set to where it
  * keeps it; 0 otherwise (no rules, a dry run, not shown). Keeps errno. */
 int scr_preload_lookup_shown(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
-                             const char* path, char* shown);
+                             int dirfd, const char* path, char* shown);
 
 /* fill l->t for a path that need not match (the other side of a rename) */
 void scr_preload_lookup_resolve(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/time.h>
+#include <utime.h>
 #include <unistd.h>
 #include "io-probe.h"
 
@@ -482,4 +484,30 @@ void probe_statfs(const char* fixture)
   report_rc("statvfs below a file", statvfs("probe.d/a.txt/x", &v));
   report_rc("statfs directory", statfs("probe.d", &f));
   report_rc("statfs64 missing", statfs64("probe.d/missing/x", (struct statfs64*) &f));
+}
+
+void probe_attributes(void)
+{
+  /* the probe's own file: the fixture, shared by every run, must not change */
+  const char* file = "probe.d/a.txt";
+  const char* volatile nothing = NULL;
+  struct timespec times[2] = { { 1000000000, 0 }, { 1000000000, 500 } };
+  struct timeval tv[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+  struct utimbuf ub = { 1000000000, 1000000000 };
+  struct stat st;
+  report_rc("chmod", chmod(file, 0640));
+  report_rc("chmod missing", chmod("probe.d/missing", 0640));
+  report_rc("chmod below a file", chmod("probe.d/a.txt/x", 0640));
+  report_rc("fchmodat bad flags", fchmodat(AT_FDCWD, file, 0640, 0x4000));
+  report_rc("chown to itself", chown(file, getuid(), getgid()));
+  report_rc("lchown missing", lchown("probe.d/missing", getuid(), getgid()));
+  report_rc("fchownat missing", fchownat(AT_FDCWD, "probe.d/missing", getuid(), getgid(), 0));
+  report_rc("utime", utime(file, &ub));
+  report_rc("utimes missing", utimes("probe.d/missing", tv));
+  report_rc("utimensat", utimensat(AT_FDCWD, file, times, 0));
+  report_rc("utimensat bad flags", utimensat(AT_FDCWD, file, times, 0x4000));
+  report_rc("utimensat NULL path (futimens)", utimensat(-1, nothing, times, 0));
+  report_rc("stat after", stat(file, &st));
+  printf("  mode %o mtime %lld.%09ld\n", (unsigned) (st.st_mode & 07777), (long long) st.st_mtim.tv_sec,
+         st.st_mtim.tv_nsec);
 }

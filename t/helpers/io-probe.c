@@ -291,6 +291,7 @@ int main(int argc, char** argv)
   probe_temporaries();
   probe_realpath(fixture);
   probe_statfs(fixture);
+  probe_attributes();
   check_errno_kept(fixture);
   probe_permissions();
   probe_threads();

@@ -27,6 +27,7 @@ void probe_directories(void);
 void probe_temporaries(void);
 void probe_realpath(const char* fixture);
 void probe_statfs(const char* fixture);
+void probe_attributes(void);
 /* as user nobody: the permission errors of the calls above */
 void probe_permissions_more(void);
 

@@ -25,6 +25,8 @@
  *   rw       open(PATH, O_RDWR), close: opened for writing, left as it was
  *   truncate truncate(PATH, 3)
  *   copy     PATH is FROM=TO: FROM read whole, written to TO (O_TRUNC)
+ *   chmod    chmod(PATH, 0444)
+ *   mode     stat(PATH): RC is st_mode & 07777, in octal digits (644 for rw-r--r--)
  *   crash    open(PATH, O_RDWR), write "X" over its first byte, and die of
  *            SIGKILL with the file open (a node failing mid-update)
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
@@ -228,10 +230,10 @@ static int write_by_mkstemp(char* pair, int rank)
 }
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
-           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, OPS };
+           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CHMOD, MODE, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
-                                           "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy", "crash" };
+                                           "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy", "crash", "chmod", "mode" };
 
 /* one operation: its result, and in detail any lines that follow it */
 static int run(int kind, char* path, int rank, char* detail, size_t size)
@@ -262,6 +264,13 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case RW: return open_close(path, O_RDWR, 0);
   case TRUNCATE: return truncate(path, 3);
   case COPY: return copy_pair(path);
+  case CHMOD: return chmod(path, 0444);
+  case MODE: {
+    struct stat st;
+    if (stat(path, &st) != 0) return -1;
+    unsigned m = st.st_mode & 07777;
+    return (int) ((m >> 6 & 7) * 100 + (m >> 3 & 7) * 10 + (m & 7));
+  }
   case CRASH: {
     int fd = open(path, O_RDWR);
     if (fd < 0 || pwrite(fd, "X", 1, 0) != 1) return -1;

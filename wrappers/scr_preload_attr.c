@@ -1,0 +1,102 @@
+/* scr_preload_attr.c - chmod, chown and the utime family on a path the view
+ * shows: the cached file (or a virtual directory's mirror) is what changes. */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <utime.h>
+#include "scr_preload_wrap.h"
+
+/* A program may set the mode of the checkpoint it just wrote (read-only, to
+ * protect it), or copy a file's mode and times onto a new one (Python's
+ * shutil.copy and copy2, cp -p): on a file that exists only in the cache the
+ * real call finds nothing. The call then acts on the cache file, which stat
+ * shows, and on the file's copy on the prefix directory as well when it was
+ * flushed, so that both agree; the answer is the cache file's. A path the
+ * view does not show costs the screen, as for every wrapped call. */
+
+#define ATTR_UNPARENTHESIZE(...) __VA_ARGS__
+
+/* ATTR_ROUTED(name, (parameters), dirfd, path, (arguments)): name_routed(real,
+ * parameters...), the real call with `arguments` on the path the view keeps
+ * (P in the arguments stands for the path to use) */
+#define ATTR_ROUTED(name, parameters, dirfd, path, arguments) \
+  static int name##_routed(__typeof__(scr_preload_real.name) real, ATTR_UNPARENTHESIZE parameters) \
+  { \
+    if (!real) { \
+      errno = ENOSYS; \
+      return -1; \
+    } \
+    char shown[PATH_MAX]; \
+    scr_preload_lookup l; \
+    const char* P = path; \
+    if (!scr_preload_lookup_shown(&l, scr_preload_wrap_rules(), #name, dirfd, path, shown)) return real arguments; \
+    P = shown; \
+    int rc = real arguments; \
+    int saved_errno = errno; \
+    /* the flushed copy too, where there is one (none: ENOENT, ignored) */ \
+    P = l.path; \
+    if (rc == 0) (void) (real arguments); \
+    errno = saved_errno; \
+    return rc; \
+  }
+
+/* the screen first; a path no rule names that the real call does not find
+ * may still be a directory that exists only in the view */
+#define ATTR_BODY(name, path, ...) \
+  SCR_PRELOAD_WRAP_DIRECTORY(name, path, name##_routed(real, __VA_ARGS__), \
+                             name##_routed(real, __VA_ARGS__), __VA_ARGS__)
+
+ATTR_ROUTED(chmod, (const char* path, mode_t mode), AT_FDCWD, path, (P, mode))
+ATTR_ROUTED(fchmodat, (int dirfd, const char* path, mode_t mode, int flags), dirfd, path, (dirfd, P, mode, flags))
+ATTR_ROUTED(chown, (const char* path, uid_t owner, gid_t group), AT_FDCWD, path, (P, owner, group))
+ATTR_ROUTED(lchown, (const char* path, uid_t owner, gid_t group), AT_FDCWD, path, (P, owner, group))
+ATTR_ROUTED(fchownat, (int dirfd, const char* path, uid_t owner, gid_t group, int flags), dirfd, path,
+            (dirfd, P, owner, group, flags))
+ATTR_ROUTED(utime, (const char* path, const struct utimbuf* times), AT_FDCWD, path, (P, times))
+ATTR_ROUTED(utimes, (const char* path, const struct timeval* times), AT_FDCWD, path, (P, times))
+ATTR_ROUTED(utimensat, (int dirfd, const char* path, const struct timespec* times, int flags), dirfd, path,
+            (dirfd, P, times, flags))
+
+SCR_PRELOAD_WRAPPER int chmod(const char* path, mode_t mode)
+{
+  ATTR_BODY(chmod, path, path, mode);
+}
+
+SCR_PRELOAD_WRAPPER int fchmodat(int dirfd, const char* path, mode_t mode, int flags)
+{
+  ATTR_BODY(fchmodat, path, dirfd, path, mode, flags);
+}
+
+SCR_PRELOAD_WRAPPER int chown(const char* path, uid_t owner, gid_t group)
+{
+  ATTR_BODY(chown, path, path, owner, group);
+}
+
+SCR_PRELOAD_WRAPPER int lchown(const char* path, uid_t owner, gid_t group)
+{
+  ATTR_BODY(lchown, path, path, owner, group);
+}
+
+SCR_PRELOAD_WRAPPER int fchownat(int dirfd, const char* path, uid_t owner, gid_t group, int flags)
+{
+  ATTR_BODY(fchownat, path, dirfd, path, owner, group, flags);
+}
+
+SCR_PRELOAD_WRAPPER int utime(const char* path, const struct utimbuf* times)
+{
+  ATTR_BODY(utime, path, path, times);
+}
+
+SCR_PRELOAD_WRAPPER int utimes(const char* path, const struct timeval times[2])
+{
+  ATTR_BODY(utimes, path, path, times);
+}
+
+/* utimensat(dirfd, NULL, ...) is futimens on dirfd: no path to look up */
+SCR_PRELOAD_WRAPPER int utimensat(int dirfd, const char* path, const struct timespec times[2], int flags)
+{
+  ATTR_BODY(utimensat, path, dirfd, path, times, flags);
+}
