@@ -267,6 +267,14 @@ test_expect_success 'a symbolic link to a checkpoint directory the cache holds l
     'chdir next: 0 ok' 'read rank_0.dat: 7 ok' >symlink.next.expect && test_cmp symlink.next.expect symlink.next.out
 "
 
+test_expect_success 'a link into the view mirror that names itself again fails as a missing name, once' "
+  cachedir=\$(find $SCR_CACHE_BASE -maxdepth 2 -type d -name scr.t4110) && test -n \"\$cachedir\" &&
+  ln -s \"\$cachedir/.scr_view.0/loop\" $TRASH/symlink/loop &&
+  fileops symlink symlink.loop.out stat:loop/x stat:loop/x/ 'glob:loop/*' &&
+  printf '%s\\n' 'stat loop/x: -1 No such file or directory' 'stat loop/x/: -1 No such file or directory' \
+    'glob loop/*: 0 ok' >symlink.loop.expect && test_cmp symlink.loop.expect symlink.loop.out
+"
+
 test_expect_success 'a completed checkpoint changed in place restores with its new bytes; one whose change was cut short does not' "
   fresh inplace && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/inplace/.scrconf &&
   SCR_CACHE_SIZE=3 fileops inplace inplace.out mkdir:ck.1 write:ck.1/r_%d.dat mkdir:ck.2 write:ck.2/r_%d.dat \
@@ -277,6 +285,25 @@ test_expect_success 'a completed checkpoint changed in place restores with its n
   SCR_CACHE_SIZE=3 fileops inplace inplace.after.out read:ck.3/r_%d.dat &&
   expect_grep \"sees checkpoint 'ck.2'\" inplace.after.out.err &&
   expect_grep '^read ck.3/r_0.dat: -1 No such file or directory\$' inplace.after.out
+"
+
+test_expect_success 'a checkpoint file open read-write, unchanged, when the job dies is still restored' "
+  SCR_CACHE_SIZE=3 fileops inplace inplace.rw.out mkdir:ck.4 write:ck.4/r_%d.dat crashrw:ck.4/r_%d.dat;
+  SCR_CACHE_SIZE=3 fileops inplace inplace.rw.after.out read:ck.4/r_%d.dat &&
+  expect_grep \"sees checkpoint 'ck.4'\" inplace.rw.after.out.err &&
+  expect_grep '^read ck.4/r_0.dat: 7 ok\$' inplace.rw.after.out
+"
+
+test_expect_success 'an older flushed checkpoint changed in place keeps its flushed bytes and stays older' "
+  fresh older && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/older/.scrconf &&
+  (cd $TRASH/older && SCR_FLUSH=1 SCR_CACHE_SIZE=3 mpirun 2 env LD_PRELOAD=\"$preload\" \
+    $top_builddir/t/helpers/mpi-fileops mkdir:ck.1 write:ck.1/r_%d.dat mkdir:ck.2 write:ck.2/r_%d.dat \
+    inplace:ck.1/r_%d.dat) >older.out 2>older.err &&
+  expect_grep 'dataset 1 was changed in place after it was flushed: the prefix directory keeps it as it was' older.err &&
+  test \"\$(cat $TRASH/older/ck.1/r_1.dat)\" = 'rank 1' &&
+  rm -rf $SCR_CACHE_BASE $SCR_CNTL_BASE &&
+  SCR_CACHE_SIZE=3 fileops older older.next.out read:ck.2/r_%d.dat &&
+  expect_grep \"sees checkpoint 'ck.2'\" older.next.out.err
 "
 
 test_expect_success 'a directory all ranks wrote in, renamed by one: the others follow at the next barrier, and the next run' "

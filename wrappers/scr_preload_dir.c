@@ -72,7 +72,8 @@ static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
     char followed[PATH_MAX];
     if (!dir_follow(rules, path, d == NULL, followed)) return d;
     errno = saved_errno;
-    return dir_open_routed(rules, followed);
+    SCR_PRELOAD_FOLLOWED(d, dir_open_routed(rules, followed));
+    return d;
   }
   char redirect[PATH_MAX];
   redirect[0] = '\0';
@@ -244,7 +245,8 @@ static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, const cha
     char followed[PATH_MAX];
     if (!dir_follow(rules, path, n < 0, followed)) return n;
     errno = saved_errno;
-    return dir_scan_routed(is64, rules, followed, list, filter, compare);
+    SCR_PRELOAD_FOLLOWED(n, dir_scan_routed(is64, rules, followed, list, filter, compare));
+    return n;
   }
   char redirect[PATH_MAX];
   redirect[0] = '\0';

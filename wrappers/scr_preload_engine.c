@@ -106,17 +106,22 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
 /* Collective: complete the dataset in progress (ranks that have none take
  * part with an empty one). The name, flags and creation time are those of
  * the lowest rank that knows the dataset's {step}. */
-/* Collective: what every meeting point of the ranks begins with, the
- * directories other ranks renamed and the files they changed in place */
-static void engine_meet(void)
+/* Collective: what every meeting point of the ranks begins with (one
+ * MPI_Allreduce when there is nothing to do): the directories other ranks
+ * renamed, the datasets they changed in place; 1 when some rank has
+ * `pending` set */
+static int engine_meet(int pending)
 {
-  scr_engine_rename_sync();
-  scr_engine_update_reprotect();
+  int mine[3] = { pending, scr_engine_rename_pending(), scr_engine_update_pending() }, all[3];
+  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, scr.comm_world);
+  if (all[1]) scr_engine_rename_sync();
+  if (all[2] >= 0) scr_engine_update_reprotect();
+  return all[0];
 }
 
 static void engine_complete(void)
 {
-  engine_meet();
+  engine_meet(0);
   double start = scr_log_seconds();
   if (!engine.active) engine_begin(NULL, NULL, -1);
   /* who names the dataset, and whether a rank never reached its FILES= */
@@ -151,10 +156,7 @@ static void engine_complete(void)
  * whose boundary is `boundary` or earlier. */
 static void engine_complete_if_pending(int boundary)
 {
-  int pending = engine.active && engine.boundary <= boundary, any = 0;
-  MPI_Allreduce(&pending, &any, 1, MPI_INT, MPI_MAX, scr.comm_world);
-  if (any) engine_complete();
-  else engine_meet();
+  if (engine_meet(engine.active && engine.boundary <= boundary)) engine_complete();
 }
 
 /* ---- routing */
@@ -551,7 +553,7 @@ static int engine_barrier(MPI_Comm comm)
   if (comm != MPI_COMM_WORLD) return 0;
   pthread_mutex_lock(&scr_engine_lock);
   if (engine.barrier_rules) engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_BARRIER);
-  else scr_engine_rename_sync();
+  else engine_meet(0);
   pthread_mutex_unlock(&scr_engine_lock);
   return 1;
 }

@@ -47,8 +47,8 @@ struct scr_engine_file {
   char* relpath;           /* the same relative to the prefix directory */
   char* cache;             /* the file actually opened */
   int updating;            /* a file of a completed dataset opened to change it in place */
-  uint32_t before_crc;     /* ... its CRC and size before (size UINT64_MAX: unknown) */
-  uint64_t before_size;
+  uint64_t before_size;    /* ... its size and change time ("s.ns") before */
+  char before_ctime[32];
 };
 
 /* a record for a routed open (NULL when memory is short), and its end */
@@ -82,6 +82,8 @@ struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, c
 void scr_engine_update_end(struct scr_engine_file* f);
 /* truncate of such a file, between the two; truncate's result and errno */
 int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length);
+/* the newest dataset this rank changed in place and closed, -1 for none */
+int scr_engine_update_pending(void);
 /* collective, where every rank is anyway: encode again (and flush again)
  * each dataset some rank changed in place */
 void scr_engine_update_reprotect(void);
@@ -100,6 +102,8 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled);
  * call are renamed in this rank's view and cache too; returns 1 (it
  * synchronized every rank of the job, as a barrier does) */
 int scr_engine_rename_sync(void);
+/* 1 when this rank renamed a directory since the last sync */
+int scr_engine_rename_pending(void);
 
 /* each rank's directories in the cache directory, "<name>.<rank>": the
  * mirrors of virtual directories, and the copies of files other ranks wrote */

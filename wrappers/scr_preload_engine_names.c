@@ -308,6 +308,11 @@ static int engine_rename_directory(const scr_preload_target* from, const scr_pre
   return error ? -1 : 0;
 }
 
+int scr_engine_rename_pending(void)
+{
+  return renamed_bytes > 0;
+}
+
 int scr_engine_rename_sync(void)
 {
   int mine = (int) renamed_bytes, most = 0;

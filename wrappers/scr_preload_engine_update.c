@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <mpi.h>
 #include "scr_error.h"
@@ -23,18 +25,19 @@
 
 /* A completed dataset's files carry the size and CRC they had at completion,
  * and its redundancy (XOR, RS parity, PARTNER copies) encodes those bytes.
- * A program that changes such a file in place would leave both stale: the
- * restart's check would then reject the newest checkpoint, and a rebuild
- * after a node loss could mix old and new bytes. So, before the first byte
- * changes, the file's entry is marked incomplete and the dataset's
- * redundancy stale (REDUNDANCY_STALE), on disk: a crash in the middle makes
- * the dataset unrestorable, not half-changed. When the file is closed its
- * size and CRC are read again and it is complete once more; a dataset
- * whose bytes changed waits in `dirty` for the next point where every rank
- * takes part anyway (the next completion, a barrier of BOUNDARY=BARRIER
- * rules, MPI_Finalize), which encodes its redundancy again and flushes it
- * again if it was flushed. Until then a restart may use it only if no part
- * of it needs rebuilding (scr_redundancy_recover). */
+ * A program may open such a file read-write, to change it or only to read
+ * it (HDF5's H5F_ACC_RDWR, gfortran's default ACTION=): writes are not
+ * wrapped, so only the close can tell. While it is open, the file's entry
+ * says so (UPDATING), with the size and change time it had (BEFORE_*): a
+ * restart after a crash accepts it only if both are unchanged
+ * (scr_cache_check_dataset); a file changed half-way is lost like a file on
+ * a dead node, which the redundancy may rebuild as it was. At the close,
+ * an unchanged file costs an fstat; a changed one gets its size and CRC
+ * anew, and its dataset's redundancy is stale (REDUNDANCY_STALE: nothing
+ * may be rebuilt from it, scr_redundancy_recover) until the next point
+ * where every rank takes part anyway (the next completion, an MPI_Barrier
+ * on MPI_COMM_WORLD, MPI_Finalize) encodes it again; the newest
+ * checkpoint, if it was flushed, is flushed again there. */
 
 #define STALE_KEY SCR_FILEMAP_KEY_REDUNDANCY_STALE
 
@@ -72,14 +75,7 @@ static void update_forget(int id)
     }
 }
 
-static void update_mark_stale(int id, int stale)
-{
-  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
-  if (stale) scr_kvtree_set_kv_int(dset, STALE_KEY, 1);
-  else scr_kvtree_unset(dset, STALE_KEY);
-}
-
-static int scr_engine_update_is_stale(int id)
+static int update_is_stale(int id)
 {
   long long stale = 0;
   scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), STALE_KEY, &stale);
@@ -92,59 +88,81 @@ static scr_kvtree* update_entry(int id, const char* cache)
   return scr_kvtree_get(scr_filemap_get_files(scr.filemap, id, scr.rank), cache);
 }
 
+static void update_ctime(const struct stat* st, char* text, size_t size)
+{
+  snprintf(text, size, "%lld.%09ld", (long long) st->st_ctim.tv_sec, (long) st->st_ctim.tv_nsec);
+}
+
 struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, const char* relpath,
                                                 const char* cache)
 {
   scr_kvtree* meta = update_entry(dataset, cache);
-  struct update_dataset* u = meta ? update_find(dataset, 1) : NULL;
+  struct stat st;
+  if (!meta || stat(cache, &st) != 0) return NULL;
+  struct update_dataset* u = update_find(dataset, 1);
   struct scr_engine_file* f = u ? scr_engine_file_new(dataset, 0, orig, relpath, cache) : NULL;
   if (!f) return NULL;
-  /* what it held when it was protected, to tell whether it changed */
-  const char* crc = scr_kvtree_get_val(meta, "CRC");
-  uint64_t size = 0;
-  if (crc) {
-    f->before_crc = (uint32_t) strtoul(crc, NULL, 16);
-    scr_kvtree_get_uint64(meta, "SIZE", &size);
-    f->before_size = size;
-  } else if (scr_io_crc32_file(cache, &f->before_crc, &f->before_size) != SCR_SUCCESS) {
-    f->before_size = UINT64_MAX;
-  }
   f->updating = 1;
+  f->before_size = (uint64_t) st.st_size;
+  update_ctime(&st, f->before_ctime, sizeof(f->before_ctime));
   u->open++;
-  scr_kvtree_set_kv_int(meta, "COMPLETE", 0);
-  update_mark_stale(dataset, 1);
+  long long open = 0;
+  scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
+  if (open == 0) {
+    scr_kvtree_set_kv_uint64(meta, SCR_FILEMAP_KEY_BEFORE_SIZE, f->before_size);
+    scr_kvtree_set_kv(meta, SCR_FILEMAP_KEY_BEFORE_CTIME, f->before_ctime);
+  }
+  scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open + 1);
   if (scr_cache_save_filemap() != SCR_SUCCESS)
-    scr_err("cannot record that %s is being changed in place: a crash now may leave dataset %d unreadable",
-            orig, dataset);
+    scr_err("cannot record that %s is open for update: a crash now may leave dataset %d unreadable", orig,
+            dataset);
   scr_dbg(2, "preload: %s of dataset %d opened for update in place", orig, dataset);
   return f;
+}
+
+/* the file f names changed: its entry gets the new size (and CRC, where one
+ * is kept), the dataset waits to be protected again */
+static void update_changed(struct update_dataset* u, struct scr_engine_file* f, scr_kvtree* meta, uint64_t size)
+{
+  u->changed = 1;
+  scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, f->dataset), STALE_KEY, 1);
+  scr_kvtree_set_kv_uint64(meta, "SIZE", size);
+  if (!scr_kvtree_get_val(meta, "CRC") && !scr.crc_on_copy) return;
+  uint32_t crc = 0;
+  if (scr_io_crc32_file(f->cache, &crc, &size) == SCR_SUCCESS) {
+    scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+  } else {
+    scr_err("cannot read %s back after it was changed in place: dataset %d is no longer whole", f->orig,
+            f->dataset);
+    scr_kvtree_set_kv_int(meta, "COMPLETE", 0);
+  }
 }
 
 void scr_engine_update_end(struct scr_engine_file* f)
 {
   struct update_dataset* u = update_find(f->dataset, 0);
+  if (u && u->open > 0) u->open--;
   scr_kvtree* meta = update_entry(f->dataset, f->cache);
-  if (!u || !meta) return; /* the dataset left the cache meanwhile */
-  u->open--;
-  uint32_t crc = 0;
-  uint64_t size = 0;
-  if (scr_io_crc32_file(f->cache, &crc, &size) != SCR_SUCCESS) {
-    scr_err("cannot read %s back after it was changed in place: dataset %d stays incomplete", f->orig,
-            f->dataset);
-    u->changed = 1;
+  struct stat st;
+  if (u && meta) {
+    char now[sizeof(f->before_ctime)];
+    int same = stat(f->cache, &st) == 0;
+    if (same) update_ctime(&st, now, sizeof(now));
+    if (!same || (uint64_t) st.st_size != f->before_size || strcmp(now, f->before_ctime) != 0)
+      update_changed(u, f, meta, same ? (uint64_t) st.st_size : 0);
+    long long open = 0;
+    scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
+    if (open > 1) {
+      scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open - 1);
+    } else {
+      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_UPDATING);
+      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_SIZE);
+      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CTIME);
+    }
     scr_cache_save_filemap();
-    return;
   }
-  if (crc != f->before_crc || size != f->before_size) u->changed = 1;
-  if (scr.crc_on_copy || scr_kvtree_get_val(meta, "CRC")) scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
-  scr_kvtree_set_kv_uint64(meta, "SIZE", size);
-  scr_kvtree_set_kv_int(meta, "COMPLETE", 1);
-  if (u->open == 0 && !u->changed) {
-    /* opened read-write, left as it was: its redundancy still holds */
-    update_mark_stale(f->dataset, 0);
-    update_forget(f->dataset);
-  }
-  scr_cache_save_filemap();
+  /* opened read-write and left as it was (or gone with its dataset) */
+  if (u && u->open == 0 && !u->changed) update_forget(f->dataset);
 }
 
 int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length)
@@ -160,8 +178,10 @@ int scr_engine_update_truncate(int dataset, const char* orig, const char* cache,
   return rc;
 }
 
-/* collective: dataset id, changed in place on some rank, gets its totals,
- * its redundancy and (when it had one) its copy on the prefix directory anew */
+/* collective: dataset id, changed in place on some rank, gets its totals
+ * and its redundancy anew; the newest checkpoint also its copy on the prefix
+ * directory, if it had one (an older one keeps its flushed bytes: flushing
+ * it again would make it the restart point) */
 static void update_reprotect(int id)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
@@ -179,28 +199,43 @@ static void update_reprotect(int id)
   long long ckpt = 0;
   scr_kvtree_get_int(desc, "CKPT", &ckpt);
   double start = scr_log_seconds();
-  scr_redundancy_apply(id, scr_reddesc_select((int) ckpt, scr_dataset_get_flags(desc)));
-  update_mark_stale(id, 0);
-  scr_cache_save_filemap();
+  /* collective, and agreed: a failure leaves the redundancy marked stale */
+  int encoded = scr_redundancy_apply(id, scr_reddesc_select((int) ckpt, scr_dataset_get_flags(desc))) == SCR_SUCCESS;
+  if (encoded) scr_kvtree_unset(dset, STALE_KEY);
+  int newest = id == scr_cache_newest_checkpoint();
   int flushed = scr_mpi_all_true(scr_flush_is_flushed(id), scr.comm_world);
-  if (flushed) {
-    scr_kvtree_unset(dset, "FLUSHED");
-    if (scr_flush_dataset(id) != SCR_SUCCESS && scr.rank == 0)
-      scr_err("dataset %d, changed in place, could not be flushed again: the prefix directory keeps it as it "
-              "was", id);
-  }
-  if (scr.rank == 0)
+  int flush = encoded && flushed && newest;
+  /* not flushed until it is again: a crash in between leaves no claim */
+  if (flush) scr_kvtree_unset(dset, "FLUSHED");
+  scr_cache_save_filemap();
+  int reflushed = flush && scr_flush_dataset(id) == SCR_SUCCESS;
+  if (scr.rank != 0) return;
+  if (!encoded)
+    scr_err("dataset %d was changed in place and its redundancy could not be encoded again: nothing will be "
+            "rebuilt from it", id);
+  else if (flush && !reflushed)
+    scr_err("dataset %d, changed in place, could not be flushed again: the prefix directory has no whole copy of "
+            "it", id);
+  else if (flushed && !newest)
+    scr_warn("dataset %d was changed in place after it was flushed: the prefix directory keeps it as it was", id);
+  if (encoded)
     scr_info("preload: dataset %d was changed in place: its redundancy was encoded again%s in %.3f s", id,
-             flushed ? " and it was flushed again" : "", scr_log_seconds() - start);
+             reflushed ? " and it was flushed again" : "", scr_log_seconds() - start);
+}
+
+int scr_engine_update_pending(void)
+{
+  /* the newest changed dataset no descriptor on this rank has open for update */
+  int mine = -1;
+  for (size_t i = 0; i < update_count; i++)
+    if (updates[i].changed && updates[i].open == 0 && updates[i].id > mine) mine = updates[i].id;
+  return mine;
 }
 
 void scr_engine_update_reprotect(void)
 {
   for (;;) {
-    /* the newest changed dataset no descriptor on this rank has open for update */
-    int mine = -1, id = -1;
-    for (size_t i = 0; i < update_count; i++)
-      if (updates[i].changed && updates[i].open == 0 && updates[i].id > mine) mine = updates[i].id;
+    int mine = scr_engine_update_pending(), id = -1;
     MPI_Allreduce(&mine, &id, 1, MPI_INT, MPI_MAX, scr.comm_world);
     if (id < 0) return;
     struct update_dataset* u = update_find(id, 0);
@@ -218,7 +253,18 @@ void scr_engine_update_reprotect(void)
 
 void scr_engine_update_adopt(int id)
 {
-  if (!scr_engine_update_is_stale(id)) return;
+  /* markers of opens the run before did not close, on files found unchanged */
+  int dirty = 0;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
+       e = scr_kvtree_next(e)) {
+    scr_kvtree* meta = scr_kvtree_elem_tree(e);
+    dirty |= scr_kvtree_get(meta, SCR_FILEMAP_KEY_UPDATING) != NULL;
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_UPDATING);
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_SIZE);
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CTIME);
+  }
+  if (dirty) scr_cache_save_filemap();
+  if (!update_is_stale(id)) return;
   struct update_dataset* u = update_find(id, 1);
   if (u) u->changed = 1;
 }

@@ -95,7 +95,9 @@ static SCR_PRELOAD_COLD int open_missing(const scr_preload_ruleset* rules, int k
     char followed[PATH_MAX];
     if (!scr_preload_wrap_follow(rules, dirfd, path, !(flags & O_NOFOLLOW), followed)) return -1;
     errno = saved_errno;
-    return open_routed(kind, AT_FDCWD, followed, flags, mode);
+    int fd;
+    SCR_PRELOAD_FOLLOWED(fd, open_routed(kind, AT_FDCWD, followed, flags, mode));
+    return fd;
   }
   char redirect[PATH_MAX];
   void* file = NULL;
@@ -366,7 +368,9 @@ static SCR_PRELOAD_COLD FILE* stdio_missing(int kind, const char* path, const ch
   if ((kind == FOPEN || kind == FOPEN64) &&
       scr_preload_wrap_follow(scr_preload_wrap_rules(), AT_FDCWD, path, 1, followed)) {
     errno = saved_errno;
-    return stdio_routed(kind, scr_preload_wrap_rules(), followed, mode, stream);
+    FILE* f;
+    SCR_PRELOAD_FOLLOWED(f, stdio_routed(kind, scr_preload_wrap_rules(), followed, mode, stream));
+    return f;
   }
   errno = failure;
   return NULL;

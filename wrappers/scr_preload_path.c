@@ -139,8 +139,10 @@ static int follow_splice(const char* link, char* rest, size_t rest_size)
   return 1;
 }
 
-size_t scr_preload_path_follow(int dirfd, const char* path, int follow_last, char* out, size_t size)
+size_t scr_preload_path_follow(int dirfd, const char* path, int follow_last, const char* trusted, char* out,
+                               size_t size)
 {
+  size_t trusted_length = trusted ? strlen(trusted) : 0;
   if (!path || path[0] == '\0' || size < 2) return 0;
   size_t used = 1;
   out[0] = '/';
@@ -178,6 +180,8 @@ size_t scr_preload_path_follow(int dirfd, const char* path, int follow_last, cha
     s = end;
     /* a trailing '/' asks for a directory: the link is followed */
     if (!exists || (*after == '\0' && *end == '\0' && !follow_last)) continue;
+    /* a directory on the way to the trusted one */
+    if (used < trusted_length && memcmp(out, trusted, used) == 0 && trusted[used] == '/') continue;
     struct stat st;
     if (syscall(SYS_newfstatat, AT_FDCWD, out, &st, AT_SYMLINK_NOFOLLOW) != 0) {
       exists = 0;
@@ -194,6 +198,8 @@ size_t scr_preload_path_follow(int dirfd, const char* path, int follow_last, cha
     used = rest[0] == '/' ? 1 : holder;
     s = rest;
   }
+  /* a '/' that ends the path asks for a directory, of the call made again too */
+  if (!*s && used > 1 && path[length - 1] == '/' && used + 1 < size) out[used++] = '/';
   out[used] = '\0';
   errno = saved_errno;
   if (links == 0 || *s) return 0;

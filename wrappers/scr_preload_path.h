@@ -23,9 +23,13 @@ size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t s
  * the path. Returns the length of the result, absolute and normal, in out,
  * or 0 when no link was followed (or on ELOOP, or when it does not fit).
  * Starts from the directory a relative path is relative to (physical, as
- * getcwd says), so it costs a system call or two per component of path,
- * not of that directory. Keeps errno; never allocates. */
-size_t scr_preload_path_follow(int dirfd, const char* path, int follow_last, char* out, size_t size);
+ * getcwd says), and takes the directories on the way to trusted (an
+ * absolute directory ending in '/', or NULL: the rules' common directory,
+ * which they match lexically) as they stand; so it costs an lstat per other
+ * component, and a readlink per link. A trailing '/' is kept. Keeps errno;
+ * never allocates. */
+size_t scr_preload_path_follow(int dirfd, const char* path, int follow_last, const char* trusted, char* out,
+                               size_t size);
 
 /* one pass over a path as the application passed it: its length, where its
  * last component starts (after the last '/'), and whether normalizing

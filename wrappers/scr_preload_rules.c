@@ -559,3 +559,12 @@ const char* scr_preload_rules_common_prefix(const scr_preload_ruleset* ruleset)
 {
   return ruleset ? ruleset->common : NULL;
 }
+
+const char* scr_preload_rules_common_directory(const scr_preload_ruleset* ruleset, char* buffer, size_t size)
+{
+  size_t n = ruleset ? ruleset->common_directory_length : (size_t) -1;
+  if (n == (size_t) -1 || n == 0 || n >= size) return NULL;
+  memcpy(buffer, ruleset->common, n);
+  buffer[n] = '\0';
+  return buffer;
+}

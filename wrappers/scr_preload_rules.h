@@ -95,6 +95,9 @@ SCR_PRELOAD_API const scr_preload_rule* scr_preload_rules_at(const scr_preload_r
 
 /* the literal text every file any rule can match starts with */
 const char* scr_preload_rules_common_prefix(const scr_preload_ruleset* ruleset);
+/* the longest directory (ending in '/') every rule's literal prefix starts
+ * with, NULL when there is none, in a buffer of size bytes */
+const char* scr_preload_rules_common_directory(const scr_preload_ruleset* ruleset, char* buffer, size_t size);
 
 /* index of the rule that matches the absolute, normalized path of length
  * bytes, or -1; result (may be NULL) gets the captures. A path outside the

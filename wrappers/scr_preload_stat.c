@@ -137,7 +137,9 @@ static SCR_PRELOAD_COLD int stat_missing(const scr_preload_ruleset* rules, const
     if (!scr_preload_wrap_follow(rules, c->dirfd, path, !(stat_at_flags(c) & AT_SYMLINK_NOFOLLOW), followed))
       return -1;
     errno = saved_errno;
-    return stat_routed(rules, c, followed);
+    int rc;
+    SCR_PRELOAD_FOLLOWED(rc, stat_routed(rules, c, followed));
+    return rc;
   }
   errno = saved_errno;
   char redirect[PATH_MAX];

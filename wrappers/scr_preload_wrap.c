@@ -152,13 +152,22 @@ int scr_preload_lookup_shown(scr_preload_lookup* l, const scr_preload_ruleset* r
   return handled == SCR_PRELOAD_REDIRECT;
 }
 
+__thread int scr_preload_wrap_following = 0;
+
 int scr_preload_wrap_follow(const scr_preload_ruleset* rules, int dirfd, const char* path, int follow_last,
                             char* followed)
 {
-  if (!rules || !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED) || scr_preload_state_dryrun())
+  /* once per call: the call made again on what the links lead to does not
+   * follow again (a link into the view's mirror names the same path again) */
+  if (!rules || scr_preload_wrap_following || !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED) ||
+      scr_preload_state_dryrun())
     return 0;
   __asm__("" : "+r"(path));
-  return path && scr_preload_path_follow(dirfd, path, follow_last, followed, PATH_MAX) > 0 &&
+  char trusted[PATH_MAX];
+  return path &&
+         scr_preload_path_follow(dirfd, path, follow_last,
+                                 scr_preload_rules_common_directory(rules, trusted, sizeof(trusted)), followed,
+                                 PATH_MAX) > 0 &&
          scr_preload_lookup_screen(rules, followed) != SCR_PRELOAD_EXCLUDE_ALL;
 }
 

@@ -173,6 +173,11 @@ int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preloa
  * O_NOFOLLOW). Keeps errno. */
 int scr_preload_wrap_follow(const scr_preload_ruleset* rules, int dirfd, const char* path, int follow_last,
                             char* followed);
+/* the call made again: SCR_PRELOAD_FOLLOWED(result, call), during which
+ * scr_preload_wrap_follow follows nothing */
+extern __thread int scr_preload_wrap_following;
+#define SCR_PRELOAD_FOLLOWED(result, call) \
+  do { scr_preload_wrap_following++; (result) = (call); scr_preload_wrap_following--; } while (0)
 
 /* the calls the layer does not route, and creations that failed with ENOENT
  * below a rule directory that exists only in the view (made by mkdir): make

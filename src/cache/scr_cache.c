@@ -114,6 +114,21 @@ int scr_cache_complete_files(int id, int valid, uint64_t* files, uint64_t* bytes
   return ok;
 }
 
+/* a file the preload layer had open for update (the job ended meanwhile):
+ * 1 when its size and change time are still those recorded when that began */
+static int scr_cache_file_unchanged(const char* path, scr_kvtree* meta)
+{
+  uint64_t size = 0;
+  const char* ctime = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_BEFORE_CTIME);
+  char now[48];
+  struct stat st;
+  if (!ctime || scr_kvtree_get_uint64(meta, SCR_FILEMAP_KEY_BEFORE_SIZE, &size) != SCR_SUCCESS ||
+      stat(path, &st) != 0)
+    return 0;
+  snprintf(now, sizeof(now), "%lld.%09ld", (long long) st.st_ctim.tv_sec, (long) st.st_ctim.tv_nsec);
+  return (uint64_t) st.st_size == size && strcmp(now, ctime) == 0;
+}
+
 int scr_cache_check_dataset(int id)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
@@ -129,6 +144,12 @@ int scr_cache_check_dataset(int id)
     long long complete = 0;
     scr_kvtree_get_int(meta, "COMPLETE", &complete);
     scr_kvtree_get_uint64(meta, "SIZE", &want);
+    long long updating = 0;
+    scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &updating);
+    if (updating && !scr_cache_file_unchanged(path, meta)) {
+      scr_warn("dataset %d: cached file %s was being changed in place when the job ended", id, path);
+      return 0;
+    }
     if (!complete || scr_io_file_size(path, &size) != SCR_SUCCESS || size != want) {
       scr_dbg(1, "dataset %d: cached file %s is missing or has the wrong size", id, path);
       return 0;
@@ -322,8 +343,7 @@ int scr_cache_delete_dataset(int id)
   return scr_cache_save_filemap();
 }
 
-/* the newest complete checkpoint in this rank's filemap, -1 if none */
-static int scr_cache_newest_checkpoint(void)
+int scr_cache_newest_checkpoint(void)
 {
   int newest = -1;
   scr_kvtree_elem* e;
@@ -362,6 +382,12 @@ static int scr_cache_evict_to(long long limit, int keep)
     if (oldest < 0) break;
     scr_dbg(1, "evicting dataset %d from cache to make room (SCR_CACHE_SIZE=%lld)", oldest,
             scr.cache_size);
+    long long stale = 0;
+    scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, oldest), SCR_FILEMAP_KEY_REDUNDANCY_STALE, &stale);
+    if (stale)
+      scr_warn("dataset %d, changed in place since it was protected, leaves the cache to make room "
+               "(SCR_CACHE_SIZE=%lld): the change is lost; the prefix directory keeps it as it was flushed, if it "
+               "was", oldest, scr.cache_size);
     if (scr_cache_delete_dataset(oldest) != SCR_SUCCESS) rc = SCR_ERR_IO;
   }
   return rc;

@@ -33,6 +33,8 @@ int scr_cache_complete_files(int id, int valid, uint64_t* files, uint64_t* bytes
 
 /* number of datasets in this rank's filemap */
 int scr_cache_count_datasets(void);
+/* the newest complete checkpoint in this rank's filemap, -1 if none */
+int scr_cache_newest_checkpoint(void);
 
 /* remove a dataset from cache and filemap without waiting: the directory is
  * renamed into a trash area that a background thread empties */

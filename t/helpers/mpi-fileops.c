@@ -29,6 +29,7 @@
  *   mode     stat(PATH): RC is st_mode & 07777, in octal digits (644 for rw-r--r--)
  *   crash    open(PATH, O_RDWR), write "X" over its first byte, and die of
  *            SIGKILL with the file open (a node failing mid-update)
+ *   crashrw  the same without the write: opened read-write, left as it was
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
  *            close
  *   fwrite   the same through fopen(PATH, "w")
@@ -230,10 +231,10 @@ static int write_by_mkstemp(char* pair, int rank)
 }
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
-           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CHMOD, MODE, OPS };
+           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, CHMOD, MODE, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
-                                           "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy", "crash", "chmod", "mode" };
+                                           "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy", "crash", "crashrw", "chmod", "mode" };
 
 /* one operation: its result, and in detail any lines that follow it */
 static int run(int kind, char* path, int rank, char* detail, size_t size)
@@ -271,9 +272,10 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     unsigned m = st.st_mode & 07777;
     return (int) ((m >> 6 & 7) * 100 + (m >> 3 & 7) * 10 + (m & 7));
   }
-  case CRASH: {
+  case CRASH:
+  case CRASHRW: {
     int fd = open(path, O_RDWR);
-    if (fd < 0 || pwrite(fd, "X", 1, 0) != 1) return -1;
+    if (fd < 0 || (kind == CRASH && pwrite(fd, "X", 1, 0) != 1)) return -1;
     fflush(NULL);
     raise(SIGKILL);
     return -1;

@@ -149,25 +149,30 @@ static void test_follow(void)
   snprintf(path, sizeof(path), "%s/latest/rank_0.dat", top);
   snprintf(expect, sizeof(expect), "%s/ckpt.5/rank_0.dat", top_real);
   errno = 77;
-  is_int((int) scr_preload_path_follow(AT_FDCWD, path, 1, out, sizeof(out)), (int) strlen(expect),
+  is_int((int) scr_preload_path_follow(AT_FDCWD, path, 1, NULL, out, sizeof(out)), (int) strlen(expect),
          "follow: a link to a missing directory: length");
   is_str(out, expect, "follow: a link to a missing directory: the rest taken as it stands");
   is_int(errno, 77, "follow: keeps errno");
   snprintf(path, sizeof(path), "%s/abs/up/x/../y", top);
-  scr_preload_path_follow(AT_FDCWD, path, 1, out, sizeof(out));
+  scr_preload_path_follow(AT_FDCWD, path, 1, NULL, out, sizeof(out));
   snprintf(expect, sizeof(expect), "%s/ckpt.5/y", top_real);
   is_str(out, expect, "follow: an absolute link, then a relative one with '..', then lexical '..'");
   int dirfd = open(top, O_RDONLY | O_DIRECTORY);
-  scr_preload_path_follow(dirfd, "real/../latest", 1, out, sizeof(out));
+  scr_preload_path_follow(dirfd, "real/../latest", 1, NULL, out, sizeof(out));
   snprintf(expect, sizeof(expect), "%s/ckpt.5", top_real);
   is_str(out, expect, "follow: relative to a descriptor, the last component followed");
-  is_int((int) scr_preload_path_follow(dirfd, "latest", 0, out, sizeof(out)), 0,
+  is_int((int) scr_preload_path_follow(dirfd, "latest", 0, NULL, out, sizeof(out)), 0,
          "follow: the last component not followed (lstat): no link, 0");
-  is_int((int) scr_preload_path_follow(dirfd, "latest/", 0, out, sizeof(out)), (int) strlen(expect),
+  is_int((int) scr_preload_path_follow(dirfd, "latest/", 0, NULL, out, sizeof(out)), (int) strlen(expect) + 1,
          "follow: a trailing '/' follows the last component all the same");
-  is_int((int) scr_preload_path_follow(dirfd, "real/x", 1, out, sizeof(out)), 0, "follow: no link on the way: 0");
-  is_int((int) scr_preload_path_follow(dirfd, "loop/x", 1, out, sizeof(out)), 0, "follow: a loop of links: 0");
-  scr_preload_path_follow(dirfd, "final", 1, out, sizeof(out));
+  is_int(out[strlen(expect)], '/', "follow: and stays at the end, for the call made again");
+  snprintf(path, sizeof(path), "%s/latest/x", top);
+  snprintf(link, sizeof(link), "%s/latest/", top);
+  is_int((int) scr_preload_path_follow(AT_FDCWD, path, 1, link, out, sizeof(out)), 0,
+         "follow: directories on the way to the trusted one are taken as they stand");
+  is_int((int) scr_preload_path_follow(dirfd, "real/x", 1, NULL, out, sizeof(out)), 0, "follow: no link on the way: 0");
+  is_int((int) scr_preload_path_follow(dirfd, "loop/x", 1, NULL, out, sizeof(out)), 0, "follow: a loop of links: 0");
+  scr_preload_path_follow(dirfd, "final", 1, NULL, out, sizeof(out));
   snprintf(expect, sizeof(expect), "%s/real", top_real);
   is_str(out, expect, "follow: a link to a directory that exists");
   close(dirfd);
