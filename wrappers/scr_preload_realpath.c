@@ -54,7 +54,8 @@ static char* realpath_routed(char* (*real)(const char*, char*), const char* call
   int failure = errno;
   scr_preload_lookup l;
   char shown[PATH_MAX];
-  answer = scr_preload_lookup_shown(&l, rules, call, AT_FDCWD, path, shown) ? realpath_compose(real, l.path, resolved) : NULL;
+  answer = scr_preload_lookup_shown(&l, rules, call, AT_FDCWD, path, shown) ? realpath_compose(real, l.path, resolved)
+                                                                             : NULL;
   /* a symbolic link on the way into the view, which glibc could not follow */
   char followed[PATH_MAX];
   if (!answer && scr_preload_wrap_follow(rules, AT_FDCWD, path, 1, followed) &&

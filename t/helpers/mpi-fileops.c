@@ -234,7 +234,8 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, CHMOD, MODE, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
-                                           "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy", "crash", "crashrw", "chmod", "mode" };
+                                           "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
+                                           "crash", "crashrw", "chmod", "mode" };
 
 /* one operation: its result, and in detail any lines that follow it */
 static int run(int kind, char* path, int rank, char* detail, size_t size)
