@@ -262,9 +262,11 @@ test_expect_success 'a symbolic link to a checkpoint directory the cache holds l
     'stat next/rank_0.dat: 7 ok' >symlink.expect && test_cmp symlink.expect symlink.out &&
   test \"\$(cat \$(find $SCR_CACHE_BASE -path '*ckpt.2/rank_1.dat' ! -path '*.scr_*'))\" = 'rank 1' &&
   ! test -e $TRASH/symlink/ckpt.2 && test -L $TRASH/symlink/latest &&
-  fileops symlink symlink.next.out read:next/rank_%d.dat stat:next 'glob:next/*' chdir:next read:rank_%d.dat &&
+  fileops symlink symlink.next.out read:next/rank_%d.dat stat:next 'glob:next/*' chmod:next/rank_%d.dat \
+    mode:next/rank_%d.dat chdir:next read:rank_%d.dat &&
   printf '%s\\n' 'read next/rank_0.dat: 7 ok' 'stat next: 4096 ok' 'glob next/*: 1 ok' '  = next/rank_0.dat' \
-    'chdir next: 0 ok' 'read rank_0.dat: 7 ok' >symlink.next.expect && test_cmp symlink.next.expect symlink.next.out
+    'chmod next/rank_0.dat: 0 ok' 'mode next/rank_0.dat: 444 ok' 'chdir next: 0 ok' 'read rank_0.dat: 7 ok' \
+    >symlink.next.expect && test_cmp symlink.next.expect symlink.next.out
 "
 
 test_expect_success 'a link into the view mirror that names itself again fails as a missing name, once' "
@@ -323,6 +325,16 @@ test_expect_success 'a directory all ranks wrote in, renamed by one: the others 
   SCR_CACHE_SIZE=3 fileops dirmv dirmv.next.out read:ckpt.5/rank_%d.dat read@1:ckpt.5/rank_1.dat &&
   printf '%s\\n' 'read ckpt.5/rank_0.dat: 7 ok' 'read@1 ckpt.5/rank_1.dat: 7 ok' >dirmv.next.expect &&
   test_cmp dirmv.next.expect dirmv.next.out
+"
+
+test_expect_success 'a directory renamed to another step while its dataset is in progress: no collective on one rank' "
+  fresh dirstep && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat BOUNDARY=FINALIZE' >$TRASH/dirstep/.scrconf &&
+  SCR_TEST_TIMEOUT=30 fileops dirstep dirstep.out mkdir@0:ckpt.4 write:ckpt.4/rank_%d.dat rename@0:ckpt.4=ckpt.5 \
+    read:ckpt.5/rank_%d.dat &&
+  expect_grep '^read ckpt.5/rank_0.dat: 7 ok\$' dirstep.out &&
+  fileops dirstep dirstep.next.out read:ckpt.5/rank_%d.dat read@1:ckpt.5/rank_1.dat &&
+  printf '%s\\n' 'read ckpt.5/rank_0.dat: 7 ok' 'read@1 ckpt.5/rank_1.dat: 7 ok' >dirstep.next.expect &&
+  test_cmp dirstep.next.expect dirstep.next.out
 "
 
 test_expect_success 'chmod of a cached checkpoint file changes the mode stat shows, in this run and the next' "

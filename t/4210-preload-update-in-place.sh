@@ -61,6 +61,16 @@ for scheme in XOR PARTNER; do
   "
 done
 
+test_expect_success 'a temporary directory renamed by rank 0 after a checkpoint: the rebuilt files are at the new names' "
+  fresh_start && printf '%s\\n' 'PRELOAD=ckpt.tmp/rank_{rank}.dat' 'PRELOAD=ckpt.{step}/rank_{rank}.dat' \
+    >$PREFIX/.scrconf &&
+  ops dirmv.out mkdir@0:ckpt.tmp write:ckpt.tmp/rank_%d.dat rename@0:ckpt.tmp=ckpt.5 read:ckpt.5/rank_%d.dat &&
+  expect_grep '^read ckpt.5/rank_0.dat: 7 ok\$' dirmv.out &&
+  lose node1 && ops dirmv.lost copy@2:ckpt.5/rank_2.dat=got.2 copy@3:ckpt.5/rank_3.dat=got.3 &&
+  expect_grep 'rebuilt the lost parts' dirmv.lost.err &&
+  test \"\$(cat $PREFIX/got.2)\" = 'rank 2' && test \"\$(cat $PREFIX/got.3)\" = 'rank 3'
+"
+
 test_expect_success 'a file opened read-write and left as it was costs no new encoding' "
   fresh_start &&
   ops rw.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat rw:ckpt.1/rank_%d.dat &&

@@ -19,46 +19,66 @@
 
 #define ATTR_UNPARENTHESIZE(...) __VA_ARGS__
 
-/* ATTR_ROUTED(name, (parameters), dirfd, path, (arguments)): name_routed(real,
- * parameters...), the real call with `arguments` on the path the view keeps
- * (P in the arguments stands for the path to use) */
-#define ATTR_ROUTED(name, parameters, dirfd, path, arguments) \
-  static int name##_routed(__typeof__(scr_preload_real.name) real, ATTR_UNPARENTHESIZE parameters) \
+/* ATTR_ROUTED(name, (parameters), dirfd, path, follow, (arguments)):
+ * name_routed(real, failed, saved_errno, parameters...), the real call with
+ * `arguments` on the path the view keeps for (dirfd, path) (P in the
+ * arguments stands for the path to use), or on path itself. failed: the
+ * real call on path was made and failed for a missing name (errno says
+ * so); saved_errno: errno before it. A link on the way into the view is
+ * followed (follow: also the last component). */
+#define ATTR_ROUTED(name, parameters, dirfd, path, follow, arguments) \
+  static SCR_PRELOAD_COLD int name##_routed(__typeof__(scr_preload_real.name) real, int failed, int saved_errno, \
+                                            ATTR_UNPARENTHESIZE parameters) \
   { \
+    if (!real) real = SCR_REAL(name); \
     if (!real) { \
       errno = ENOSYS; \
       return -1; \
     } \
-    char shown[PATH_MAX]; \
+    const scr_preload_ruleset* rules = scr_preload_wrap_rules(); \
+    char shown[PATH_MAX], followed[PATH_MAX]; \
     scr_preload_lookup l; \
     const char* P = path; \
-    if (!scr_preload_lookup_shown(&l, scr_preload_wrap_rules(), #name, dirfd, path, shown)) return real arguments; \
+    if (!scr_preload_lookup_shown(&l, rules, #name, dirfd, path, shown)) { \
+      int rc = failed ? -1 : real arguments; \
+      if (rc == 0 || (errno != ENOENT && errno != ENOTDIR)) return rc; \
+      int failure = errno; \
+      if (!scr_preload_wrap_follow(rules, dirfd, path, follow, followed) || \
+          !scr_preload_lookup_shown(&l, rules, #name, AT_FDCWD, followed, shown)) { \
+        errno = failure; \
+        return -1; \
+      } \
+    } \
+    errno = saved_errno; \
     P = shown; \
     int rc = real arguments; \
-    int saved_errno = errno; \
+    int error = errno; \
     /* the flushed copy too, where there is one (none: ENOENT, ignored) */ \
     P = l.path; \
     if (rc == 0) (void) (real arguments); \
-    errno = saved_errno; \
+    errno = error; \
     return rc; \
   }
 
 /* the screen first; a path no rule names that the real call does not find
  * may still be a directory that exists only in the view */
 #define ATTR_BODY(name, path, ...) \
-  SCR_PRELOAD_WRAP_DIRECTORY(name, path, name##_routed(real, __VA_ARGS__), \
-                             name##_routed(real, __VA_ARGS__), __VA_ARGS__)
+  SCR_PRELOAD_WRAP_DIRECTORY(name, path, name##_routed(real, 1, saved_errno, __VA_ARGS__), \
+                             name##_routed(real, 0, errno, __VA_ARGS__), __VA_ARGS__)
 
-ATTR_ROUTED(chmod, (const char* path, mode_t mode), AT_FDCWD, path, (P, mode))
-ATTR_ROUTED(fchmodat, (int dirfd, const char* path, mode_t mode, int flags), dirfd, path, (dirfd, P, mode, flags))
-ATTR_ROUTED(chown, (const char* path, uid_t owner, gid_t group), AT_FDCWD, path, (P, owner, group))
-ATTR_ROUTED(lchown, (const char* path, uid_t owner, gid_t group), AT_FDCWD, path, (P, owner, group))
+#define ATTR_FOLLOWS(flags) (((flags) &AT_SYMLINK_NOFOLLOW) == 0)
+
+ATTR_ROUTED(chmod, (const char* path, mode_t mode), AT_FDCWD, path, 1, (P, mode))
+ATTR_ROUTED(fchmodat, (int dirfd, const char* path, mode_t mode, int flags), dirfd, path, ATTR_FOLLOWS(flags),
+            (dirfd, P, mode, flags))
+ATTR_ROUTED(chown, (const char* path, uid_t owner, gid_t group), AT_FDCWD, path, 1, (P, owner, group))
+ATTR_ROUTED(lchown, (const char* path, uid_t owner, gid_t group), AT_FDCWD, path, 0, (P, owner, group))
 ATTR_ROUTED(fchownat, (int dirfd, const char* path, uid_t owner, gid_t group, int flags), dirfd, path,
-            (dirfd, P, owner, group, flags))
-ATTR_ROUTED(utime, (const char* path, const struct utimbuf* times), AT_FDCWD, path, (P, times))
-ATTR_ROUTED(utimes, (const char* path, const struct timeval* times), AT_FDCWD, path, (P, times))
+            ATTR_FOLLOWS(flags), (dirfd, P, owner, group, flags))
+ATTR_ROUTED(utime, (const char* path, const struct utimbuf* times), AT_FDCWD, path, 1, (P, times))
+ATTR_ROUTED(utimes, (const char* path, const struct timeval* times), AT_FDCWD, path, 1, (P, times))
 ATTR_ROUTED(utimensat, (int dirfd, const char* path, const struct timespec* times, int flags), dirfd, path,
-            (dirfd, P, times, flags))
+            ATTR_FOLLOWS(flags), (dirfd, P, times, flags))
 
 SCR_PRELOAD_WRAPPER int chmod(const char* path, mode_t mode)
 {

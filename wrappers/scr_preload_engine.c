@@ -51,6 +51,12 @@ const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
   return target->rules ? scr_preload_rules_at(target->rules, target->match.rule) : NULL;
 }
 
+int scr_engine_would_complete(const scr_preload_target* target)
+{
+  const scr_preload_rule* rule = scr_engine_rule(target);
+  return rule && rule->has_step && engine.active && engine.step >= 0 && engine.step != target->match.step;
+}
+
 void scr_engine_file_free(struct scr_engine_file* f)
 {
   if (!f) return;
@@ -110,13 +116,26 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
  * MPI_Allreduce when there is nothing to do): the directories other ranks
  * renamed, the datasets they changed in place; 1 when some rank has
  * `pending` set */
-static int engine_meet(int pending)
+static void engine_meet_local(int pending, int mine[3])
 {
-  int mine[3] = { pending, scr_engine_rename_pending(), scr_engine_update_pending() }, all[3];
-  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, scr.comm_world);
+  mine[0] = pending;
+  mine[1] = scr_engine_rename_pending();
+  mine[2] = scr_engine_update_pending();
+}
+
+static int engine_meet_act(const int all[3])
+{
   if (all[1]) scr_engine_rename_sync();
   if (all[2] >= 0) scr_engine_update_reprotect();
   return all[0];
+}
+
+static int engine_meet(int pending)
+{
+  int mine[3], all[3];
+  engine_meet_local(pending, mine);
+  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, scr.comm_world);
+  return engine_meet_act(all);
 }
 
 static void engine_complete(void)
@@ -551,10 +570,19 @@ static void engine_finalize(void)
 static int engine_barrier(MPI_Comm comm)
 {
   if (comm != MPI_COMM_WORLD) return 0;
+  /* the collective that decides runs without the lock, which another
+   * thread of this rank may need to reach its own part in the job
+   * (MPI_THREAD_MULTIPLE); the work it finds, if any, takes it */
+  int mine[3], all[3];
   pthread_mutex_lock(&scr_engine_lock);
-  if (engine.barrier_rules) engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_BARRIER);
-  else engine_meet(0);
+  engine_meet_local(engine.barrier_rules && engine.active && engine.boundary <= SCR_PRELOAD_BOUNDARY_BARRIER, mine);
   pthread_mutex_unlock(&scr_engine_lock);
+  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, scr.comm_world);
+  if (all[0] || all[1] || all[2] >= 0) {
+    pthread_mutex_lock(&scr_engine_lock);
+    if (engine_meet_act(all)) engine_complete();
+    pthread_mutex_unlock(&scr_engine_lock);
+  }
   return 1;
 }
 

@@ -47,8 +47,10 @@ struct scr_engine_file {
   char* relpath;           /* the same relative to the prefix directory */
   char* cache;             /* the file actually opened */
   int updating;            /* a file of a completed dataset opened to change it in place */
-  uint64_t before_size;    /* ... its size and change time ("s.ns") before */
-  char before_ctime[32];
+  uint64_t before_size;    /* ... its size and change time ("s.ns") before, and its CRC when */
+  char before_ctime[32];   /* that time was too recent to tell a change by (before_crc_known) */
+  uint32_t before_crc;
+  int before_crc_known;
 };
 
 /* a record for a routed open (NULL when memory is short), and its end */
@@ -58,6 +60,10 @@ void scr_engine_file_free(struct scr_engine_file* f);
 
 /* the rule a target matched, or NULL */
 const scr_preload_rule* scr_engine_rule(const scr_preload_target* target);
+/* 1 when routing a new file for target would first complete the dataset
+ * in progress (another {step}): a collective, which a rename on one rank
+ * must not start */
+int scr_engine_would_complete(const scr_preload_target* target);
 /* a new file for the dataset target belongs to: the cache path to open and
  * whether it is attached; SCR_FAILURE to leave it to the file system */
 int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath, char* cache,
@@ -80,6 +86,11 @@ struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, c
 /* its descriptor closed: size and CRC read again, the entry complete; a
  * dataset whose bytes changed waits for scr_engine_update_reprotect */
 void scr_engine_update_end(struct scr_engine_file* f);
+/* this rank's file cache_from of dataset moved to cache_to (a rename, its
+ * directory's or its own): a completed dataset's redundancy names the old
+ * path, so it is protected again at the next meeting point; a record open
+ * for update follows the file */
+void scr_engine_update_moved(int dataset, const char* cache_from, const char* cache_to, const char* orig);
 /* truncate of such a file, between the two; truncate's result and errno */
 int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length);
 /* the newest dataset this rank changed in place and closed, -1 for none */

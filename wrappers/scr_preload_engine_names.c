@@ -24,15 +24,17 @@
 #include "scr_preload_state.h"
 
 
-/* rename within the cache: the entry of this rank's filemap follows the file */
+/* rename within the cache: the entry of this rank's filemap follows the file.
+ * alone: the other ranks are not renaming with this one (a directory moved
+ * by one rank), so no collective may start here */
 static int engine_rename_cached(const char* cache_from, int dataset, const scr_preload_target* to,
-                                const char* relpath)
+                                const char* relpath, int alone)
 {
   char cache_to[SCR_MAX_FILENAME];
   scr_kvtree* files = scr_filemap_get_files(scr.filemap, dataset, scr.rank);
   scr_kvtree* old = files ? scr_kvtree_get(files, cache_from) : NULL;
   int rc;
-  if (old && scr_engine_writing(dataset)) {
+  if (old && scr_engine_writing(dataset) && !(alone && scr_engine_would_complete(to))) {
     /* a file of the dataset in progress: its new name may give the {step} */
     int attached = 0;
     rc = scr_engine_route_new(to, scr_engine_rule(to), relpath, cache_to, sizeof(cache_to), &attached);
@@ -75,6 +77,8 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
   }
   scr_filemap_set_file_count(scr.filemap, dataset, scr.rank,
                              scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank)));
+  /* a file of a completed dataset: its redundancy names the old path */
+  if (old && !scr_engine_writing(dataset)) scr_engine_update_moved(dataset, cache_from, cache_to, to->path);
   return scr_cache_save_filemap();
 }
 
@@ -229,7 +233,7 @@ static void engine_move_tree(const scr_preload_ruleset* rules, const char* from,
       scr_preload_target new = { .call = "rename", .path = moved, .length = strlen(moved), .rules = rules };
       old.match.rule = -1;
       new.match.rule = rules ? scr_preload_rules_match(rules, moved, new.length, &new.match) : -1;
-      if (new.match.rule >= 0 && relpath) rc = engine_rename_cached(f->cache, f->dataset, &new, relpath);
+      if (new.match.rule >= 0 && relpath) rc = engine_rename_cached(f->cache, f->dataset, &new, relpath, 1);
       else rc = engine_rename_out(f->cache, f->dataset, 0, &old, &new) == 0 ? SCR_SUCCESS : SCR_FAILURE;
     }
     if (rc != SCR_SUCCESS)
@@ -380,7 +384,7 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
   if (in_cache && rule && relpath) {
     /* write-temp-then-rename inside the cache */
     *handled = SCR_PRELOAD_HANDLED;
-    rc = engine_rename_cached(cached, dataset, to, relpath) == SCR_SUCCESS ? 0 : -1;
+    rc = engine_rename_cached(cached, dataset, to, relpath, 0) == SCR_SUCCESS ? 0 : -1;
     if (rc != 0) errno = EIO;
   } else if ((in_cache || shared) && !rule) {
     /* no longer a checkpoint file: out of the cache */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <mpi.h>
 #include "scr_error.h"
@@ -28,12 +29,12 @@
  * A program may open such a file read-write, to change it or only to read
  * it (HDF5's H5F_ACC_RDWR, gfortran's default ACTION=): writes are not
  * wrapped, so only the close can tell. While it is open, the file's entry
- * says so (UPDATING), with the size and change time it had (BEFORE_*): a
- * restart after a crash accepts it only if both are unchanged
- * (scr_cache_check_dataset); a file changed half-way is lost like a file on
- * a dead node, which the redundancy may rebuild as it was. At the close,
- * an unchanged file costs an fstat; a changed one gets its size and CRC
- * anew, and its dataset's redundancy is stale (REDUNDANCY_STALE: nothing
+ * says so (UPDATING), with the size and change time it had (BEFORE_*, and
+ * the CRC when that time is recent, update_snapshot): a restart after a
+ * crash accepts it only if it is unchanged (scr_cache_check_dataset); a
+ * file changed half-way is lost like a file on a dead node, which the
+ * redundancy may rebuild as it was. At the close, an unchanged file costs a
+ * stat; a changed one gets its size and CRC anew, and its dataset's redundancy is stale (REDUNDANCY_STALE: nothing
  * may be rebuilt from it, scr_redundancy_recover) until the next point
  * where every rank takes part anyway (the next completion, an MPI_Barrier
  * on MPI_COMM_WORLD, MPI_Finalize) encodes it again; the newest
@@ -93,25 +94,92 @@ static void update_ctime(const struct stat* st, char* text, size_t size)
   snprintf(text, size, "%lld.%09ld", (long long) st->st_ctim.tv_sec, (long) st->st_ctim.tv_nsec);
 }
 
+/* the records open for update now, so that a rename can carry them along */
+static struct scr_engine_file** open_records = NULL;
+static size_t open_record_count = 0, open_record_capacity = 0;
+
+static void record_add(struct scr_engine_file* f)
+{
+  if (open_record_count == open_record_capacity) {
+    size_t capacity = open_record_capacity ? 2 * open_record_capacity : 8;
+    struct scr_engine_file** grown = realloc(open_records, capacity * sizeof(*open_records));
+    if (!grown) return;
+    open_records = grown;
+    open_record_capacity = capacity;
+  }
+  open_records[open_record_count++] = f;
+}
+
+static void record_remove(struct scr_engine_file* f)
+{
+  for (size_t i = 0; i < open_record_count; i++)
+    if (open_records[i] == f) {
+      open_records[i] = open_records[--open_record_count];
+      return;
+    }
+}
+
+/* What the file is now, as the record of "whole" that a close or a restart
+ * compares with: size and change time, and the CRC too when the change time
+ * is within two seconds of now. A kernel that stamps times from a coarse
+ * clock (a tick, before Linux 6.13) or a file system with one-second times
+ * would give a write made right after the file's last change the same
+ * time: HDF5 closing a checkpoint and reopening it read-write at once. */
+static int update_snapshot(struct scr_engine_file* f)
+{
+  struct stat st;
+  struct timespec now;
+  if (stat(f->cache, &st) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0) return -1;
+  f->before_size = (uint64_t) st.st_size;
+  update_ctime(&st, f->before_ctime, sizeof(f->before_ctime));
+  f->before_crc_known = 0;
+  if (now.tv_sec - st.st_ctim.tv_sec < 2) {
+    uint64_t size = 0;
+    f->before_crc_known = scr_io_crc32_file(f->cache, &f->before_crc, &size) == SCR_SUCCESS;
+  }
+  return 0;
+}
+
+/* the snapshot into the file's entry */
+static void update_record_snapshot(scr_kvtree* meta, const struct scr_engine_file* f)
+{
+  scr_kvtree_set_kv_uint64(meta, SCR_FILEMAP_KEY_BEFORE_SIZE, f->before_size);
+  scr_kvtree_set_kv(meta, SCR_FILEMAP_KEY_BEFORE_CTIME, f->before_ctime);
+  if (f->before_crc_known) scr_kvtree_set_kvf(meta, SCR_FILEMAP_KEY_BEFORE_CRC, "0x%08x", f->before_crc);
+  else scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CRC);
+}
+
+/* 1 when the file differs from f's snapshot; *size gets its size now */
+static int update_differs(const struct scr_engine_file* f, uint64_t* size)
+{
+  struct stat st;
+  char now[sizeof(f->before_ctime)];
+  if (stat(f->cache, &st) != 0) return 1;
+  *size = (uint64_t) st.st_size;
+  update_ctime(&st, now, sizeof(now));
+  if (*size != f->before_size || strcmp(now, f->before_ctime) != 0) return 1;
+  uint32_t crc = 0;
+  uint64_t read = 0;
+  return f->before_crc_known &&
+         (scr_io_crc32_file(f->cache, &crc, &read) != SCR_SUCCESS || crc != f->before_crc);
+}
+
 struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, const char* relpath,
                                                 const char* cache)
 {
   scr_kvtree* meta = update_entry(dataset, cache);
-  struct stat st;
-  if (!meta || stat(cache, &st) != 0) return NULL;
-  struct update_dataset* u = update_find(dataset, 1);
-  struct scr_engine_file* f = u ? scr_engine_file_new(dataset, 0, orig, relpath, cache) : NULL;
-  if (!f) return NULL;
+  struct scr_engine_file* f = meta ? scr_engine_file_new(dataset, 0, orig, relpath, cache) : NULL;
+  struct update_dataset* u = f ? update_find(dataset, 1) : NULL;
+  if (!u || update_snapshot(f) != 0) {
+    scr_engine_file_free(f);
+    return NULL;
+  }
   f->updating = 1;
-  f->before_size = (uint64_t) st.st_size;
-  update_ctime(&st, f->before_ctime, sizeof(f->before_ctime));
   u->open++;
+  record_add(f);
   long long open = 0;
   scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
-  if (open == 0) {
-    scr_kvtree_set_kv_uint64(meta, SCR_FILEMAP_KEY_BEFORE_SIZE, f->before_size);
-    scr_kvtree_set_kv(meta, SCR_FILEMAP_KEY_BEFORE_CTIME, f->before_ctime);
-  }
+  if (open == 0) update_record_snapshot(meta, f);
   scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open + 1);
   if (scr_cache_save_filemap() != SCR_SUCCESS)
     scr_err("cannot record that %s is open for update: a crash now may leave dataset %d unreadable", orig,
@@ -140,29 +208,56 @@ static void update_changed(struct update_dataset* u, struct scr_engine_file* f, 
 
 void scr_engine_update_end(struct scr_engine_file* f)
 {
+  record_remove(f);
   struct update_dataset* u = update_find(f->dataset, 0);
   if (u && u->open > 0) u->open--;
   scr_kvtree* meta = update_entry(f->dataset, f->cache);
-  struct stat st;
   if (u && meta) {
-    char now[sizeof(f->before_ctime)];
-    int same = stat(f->cache, &st) == 0;
-    if (same) update_ctime(&st, now, sizeof(now));
-    if (!same || (uint64_t) st.st_size != f->before_size || strcmp(now, f->before_ctime) != 0)
-      update_changed(u, f, meta, same ? (uint64_t) st.st_size : 0);
+    uint64_t size = 0;
+    int changed = update_differs(f, &size);
+    if (changed) update_changed(u, f, meta, size);
     long long open = 0;
     scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
     if (open > 1) {
       scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open - 1);
+      /* the file as it is now is what the other descriptors start from */
+      if (changed && update_snapshot(f) == 0) update_record_snapshot(meta, f);
     } else {
       scr_kvtree_unset(meta, SCR_FILEMAP_KEY_UPDATING);
       scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_SIZE);
       scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CTIME);
+      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CRC);
     }
     scr_cache_save_filemap();
   }
   /* opened read-write and left as it was (or gone with its dataset) */
   if (u && u->open == 0 && !u->changed) update_forget(f->dataset);
+}
+
+void scr_engine_update_moved(int dataset, const char* cache_from, const char* cache_to, const char* orig)
+{
+  scr_kvtree* meta = update_entry(dataset, cache_to);
+  for (size_t i = 0; i < open_record_count; i++) {
+    struct scr_engine_file* f = open_records[i];
+    if (f->dataset != dataset || strcmp(f->cache, cache_from) != 0) continue;
+    char* cache = strdup(cache_to);
+    char* moved = strdup(orig);
+    if (!cache || !moved) {
+      free(cache);
+      free(moved);
+      continue;
+    }
+    free(f->cache);
+    free(f->orig);
+    f->cache = cache;
+    f->orig = moved;
+    /* the rename changed the file's change time, not its bytes */
+    if (update_snapshot(f) == 0 && meta) update_record_snapshot(meta, f);
+  }
+  struct update_dataset* u = update_find(dataset, 1);
+  if (u) u->changed = 1;
+  scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), STALE_KEY, 1);
+  scr_cache_save_filemap();
 }
 
 int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length)

@@ -126,7 +126,10 @@ static int scr_cache_file_unchanged(const char* path, scr_kvtree* meta)
       stat(path, &st) != 0)
     return 0;
   snprintf(now, sizeof(now), "%lld.%09ld", (long long) st.st_ctim.tv_sec, (long) st.st_ctim.tv_nsec);
-  return (uint64_t) st.st_size == size && strcmp(now, ctime) == 0;
+  if ((uint64_t) st.st_size != size || strcmp(now, ctime) != 0) return 0;
+  const char* want = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_BEFORE_CRC);
+  uint32_t crc = 0;
+  return !want || (scr_io_crc32_file(path, &crc, &size) == SCR_SUCCESS && strtoul(want, NULL, 16) == crc);
 }
 
 int scr_cache_check_dataset(int id)

@@ -18,10 +18,11 @@
  *   DSET/<id>/RANK/<rank>/FILE/<cache path>/ORIG = original absolute path
  *                                            /RELPATH = path relative to the prefix
  *                                            /SIZE, CRC (0x%08x), COMPLETE = 0|1
- *                                            /UPDATING = n, BEFORE_SIZE, BEFORE_CTIME
+ *                                            /UPDATING = n, BEFORE_SIZE, BEFORE_CTIME, BEFORE_CRC
  *        (UPDATING: the preload layer has the file of the complete dataset
- *        open for update n times; BEFORE_*: its size and change time, "s.ns",
- *        when the first of them began: unchanged since, it is still whole)
+ *        open for update n times; BEFORE_*: its size and change time, "s.ns"
+ *        (and CRC, when that time was too recent for a coarse clock to tell
+ *        a change by), as it was last known whole: unchanged since, it is)
  *   DSET/<id>/RANK/<rank>/REDFILE/<cache path>/SIZE, CRC    redundancy data
  *   DSET/<id>/RANK/<rank>/ATTACHED/<cache path>/ORIG, RELPATH, SIZE, CRC
  *        files the preload layer attached to the complete dataset (a pointer
@@ -32,6 +33,7 @@
 #define SCR_FILEMAP_KEY_UPDATING "UPDATING"
 #define SCR_FILEMAP_KEY_BEFORE_SIZE "BEFORE_SIZE"
 #define SCR_FILEMAP_KEY_BEFORE_CTIME "BEFORE_CTIME"
+#define SCR_FILEMAP_KEY_BEFORE_CRC "BEFORE_CRC"
 
 /* "<cntl_dir>/filemap_<rank>.scr", malloc'd */
 char* scr_filemap_path(const char* cntl_dir, int rank);
