@@ -337,17 +337,6 @@ test_expect_success 'a directory renamed to another step while its dataset is in
   test_cmp dirstep.next.expect dirstep.next.out
 "
 
-test_expect_success 'a checkpoint directory all ranks wrote in, removed by rank 0 (rm -r): gone for every rank' "
-  fresh rmall && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/rmall/.scrconf &&
-  SCR_CACHE_SIZE=3 fileops rmall rmall.out mkdir@0:ckpt.3 write:ckpt.3/rank_%d.dat mkdir@0:ckpt.4 \
-    write:ckpt.4/rank_%d.dat rmtree@0:ckpt.3 read@1:ckpt.3/rank_1.dat stat@1:ckpt.3 read@1:ckpt.4/rank_1.dat &&
-  printf '%s\\n' 'mkdir@0 ckpt.3: 0 ok' 'write ckpt.3/rank_0.dat: 0 ok' 'mkdir@0 ckpt.4: 0 ok' \
-    'write ckpt.4/rank_0.dat: 0 ok' 'rmtree@0 ckpt.3: 0 ok' 'read@1 ckpt.3/rank_1.dat: -1 No such file or directory' \
-    'stat@1 ckpt.3: -1 No such file or directory' 'read@1 ckpt.4/rank_1.dat: 7 ok' >rmall.expect &&
-  sort rmall.expect >rmall.expect.sorted && sort rmall.out >rmall.sorted && test_cmp rmall.expect.sorted rmall.sorted &&
-  test -z \"\$(find $SCR_CACHE_BASE -path '*ckpt.3/*')\"
-"
-
 test_expect_success 'chmod of a cached checkpoint file changes the mode stat shows, in this run and the next' "
   fresh chmod && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/chmod/.scrconf &&
   fileops chmod chmod.out mkdir:ck.1 write:ck.1/r_%d.dat mode:ck.1/r_%d.dat chmod:ck.1/r_%d.dat mode:ck.1/r_%d.dat \

@@ -31,8 +31,6 @@ enum { SCR_VIEW_DIRECTORY_UNKNOWN, SCR_VIEW_DIRECTORY_REMOVED, SCR_VIEW_DIRECTOR
 int scr_view_remove_directory(const char* path, int remove);
 /* directories made by mkdir at or below from are named below to instead */
 void scr_view_rename_directories(const char* from, const char* to);
-/* directories made by mkdir at or below dir leave the view */
-void scr_view_remove_directories(const char* dir);
 
 /* call visit(orig, shown, is_directory, arg) for every file the view shows
  * (newest dataset first; shown: the file to read) and every directory made
@@ -111,9 +109,9 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled);
 int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handled);
 int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled);
 int scr_engine_materialize(const scr_preload_target* t, int* handled);
-/* collective, lock held: the directories other ranks renamed or removed
- * since the last call are renamed or removed in this rank's view and cache
- * too; returns 1 (it synchronized every rank of the job, as a barrier does) */
+/* collective, lock held: the directories other ranks renamed since the last
+ * call are renamed in this rank's view and cache too; returns 1 (it
+ * synchronized every rank of the job, as a barrier does) */
 int scr_engine_rename_sync(void);
 /* 1 when this rank renamed a directory since the last sync */
 int scr_engine_rename_pending(void);

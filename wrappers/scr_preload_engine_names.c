@@ -248,38 +248,6 @@ static void engine_move_tree(const scr_preload_ruleset* rules, const char* from,
   free(files);
 }
 
-/* for the other ranks: the directory from was renamed to `to`, or removed
- * (to "": the last step of a rm -r, after which no rank keeps files below) */
-static void engine_record(const char* from, const char* to)
-{
-  size_t a = strlen(from) + 1, b = strlen(to) + 1;
-  char* grown = realloc(renamed, renamed_bytes + a + b);
-  if (!grown) {
-    scr_err("cannot record that %s was %s: the other ranks' files stay below it", from, *to ? "renamed" : "removed");
-    return;
-  }
-  memcpy(grown + renamed_bytes, from, a);
-  memcpy(grown + renamed_bytes + a, to, b);
-  renamed = grown;
-  renamed_bytes += a + b;
-}
-
-/* this rank's files and the view's directories at or below dir are gone:
- * another rank removed the directory (lock held) */
-static void engine_remove_tree(const char* dir)
-{
-  struct tree_file* files;
-  size_t count = tree_files(dir, &files);
-  for (size_t i = 0; i < count; i++) {
-    if (files[i].cache && files[i].orig) engine_drop_cached(files[i].cache, files[i].dataset, files[i].orig);
-    free(files[i].cache);
-    free(files[i].orig);
-  }
-  free(files);
-  scr_view_remove_directories(dir);
-  scr_mirror_forget(dir);
-}
-
 /* 1 when the file system's directory path holds nothing */
 static int engine_directory_empty(const char* path)
 {
@@ -328,7 +296,16 @@ static int engine_rename_directory(const scr_preload_target* from, const scr_pre
   if (!error) {
     if (scr_view_remove_directory(to->path, 0) == SCR_VIEW_DIRECTORY_REMOVED) scr_view_remove_directory(to->path, 1);
     engine_move_tree(to->rules, from->path, to->path);
-    engine_record(from->path, to->path);
+    size_t a = strlen(from->path) + 1, b = strlen(to->path) + 1;
+    char* grown = realloc(renamed, renamed_bytes + a + b);
+    if (grown) {
+      memcpy(grown + renamed_bytes, from->path, a);
+      memcpy(grown + renamed_bytes + a, to->path, b);
+      renamed = grown;
+      renamed_bytes += a + b;
+    } else {
+      scr_err("cannot record the rename of %s: the other ranks' files stay below it", from->path);
+    }
     engine_keep_parent(from->path);
   }
   errno = error;
@@ -367,12 +344,8 @@ int scr_engine_rename_sync(void)
       while (r != scr.rank && p < end) {
         const char* from = p;
         const char* to = from + strlen(from) + 1;
-        if (*to) {
-          engine_move_tree(rules, from, to);
-          engine_keep_parent(from);
-        } else {
-          engine_remove_tree(from);
-        }
+        engine_move_tree(rules, from, to);
+        engine_keep_parent(from);
         p = to + strlen(to) + 1;
       }
     }
@@ -464,20 +437,8 @@ static int engine_rmdir(const scr_preload_target* t, int* handled)
     scr_view_remove_directory(t->path, 1);
     scr_mirror_forget(t->path);
     engine_keep_parent(t->path);
-    engine_record(t->path, "");
     *handled = SCR_PRELOAD_HANDLED;
     rc = 0;
-  } else if (t->directory && lstat(t->path, &st) == 0) {
-    /* on the file system too: its rmdir decides, and the other ranks learn
-     * of a removal (their cached files below it go, as rm -r of a shared
-     * directory by one rank takes every rank's files) */
-    *handled = SCR_PRELOAD_HANDLED;
-    rc = rmdir(t->path);
-    if (rc == 0) {
-      if (state == SCR_VIEW_DIRECTORY_REMOVED) scr_view_remove_directory(t->path, 1);
-      scr_mirror_forget(t->path);
-      engine_record(t->path, "");
-    }
   }
   free(file);
   pthread_mutex_unlock(&scr_engine_lock);

@@ -145,20 +145,6 @@ int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is
   return rc;
 }
 
-void scr_view_remove_directories(const char* dir)
-{
-  size_t n = strlen(dir);
-  for (int i = 0; i < view_directory_count;) {
-    const char* d = view_directories[i];
-    if (strncmp(d, dir, n) == 0 && (d[n] == '/' || d[n] == '\0')) {
-      free(view_directories[i]);
-      view_directories[i] = view_directories[--view_directory_count];
-    } else {
-      i++;
-    }
-  }
-}
-
 void scr_view_rename_directories(const char* from, const char* to)
 {
   size_t n = strlen(from);
