@@ -337,6 +337,16 @@ test_expect_success 'a directory renamed to another step while its dataset is in
   test_cmp dirstep.next.expect dirstep.next.out
 "
 
+test_expect_success 'a file appended to, its directory renamed, then closed: the next run has the appended bytes' "
+  fresh heldmv && printf '%s\\n' 'PRELOAD=ckpt.tmp/rank_{rank}.dat' 'PRELOAD=ckpt.{step}/rank_{rank}.dat' \
+    >$TRASH/heldmv/.scrconf &&
+  fileops heldmv heldmv.out mkdir@0:ckpt.tmp write:ckpt.tmp/rank_%d.dat hold:ckpt.tmp/rank_%d.dat append:x \
+    rename@0:ckpt.tmp=ckpt.5 release:x &&
+  fileops heldmv heldmv.next.out read:ckpt.5/rank_%d.dat read@1:ckpt.5/rank_1.dat &&
+  printf '%s\\n' 'read ckpt.5/rank_0.dat: 12 ok' 'read@1 ckpt.5/rank_1.dat: 12 ok' >heldmv.next.expect &&
+  test_cmp heldmv.next.expect heldmv.next.out
+"
+
 test_expect_success 'chmod of a cached checkpoint file changes the mode stat shows, in this run and the next' "
   fresh chmod && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/chmod/.scrconf &&
   fileops chmod chmod.out mkdir:ck.1 write:ck.1/r_%d.dat mode:ck.1/r_%d.dat chmod:ck.1/r_%d.dat mode:ck.1/r_%d.dat \

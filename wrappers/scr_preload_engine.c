@@ -28,6 +28,9 @@
 
 pthread_mutex_t scr_engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* a duplicate of the job's communicator for the barrier's decision (engine_barrier) */
+static MPI_Comm engine_barrier_comm = MPI_COMM_NULL;
+
 /* A rank has at most one dataset in progress (scr.in_output). Every rank
  * starts the same sequence of datasets, so ids agree without talking; the
  * name is agreed at completion. */
@@ -522,6 +525,7 @@ static int engine_init(void)
     SCR_Finalize();
     return SCR_ERR_NOENT;
   }
+  MPI_Comm_dup(scr.comm_world, &engine_barrier_comm);
   engine_remove_strays();
   scr_mirror_init();
   scr_share_clear();
@@ -549,6 +553,7 @@ static void engine_finalize(void)
   scr_mirror_finalize();
   scr_share_clear();
   scr_preload_state_install(NULL);
+  if (engine_barrier_comm != MPI_COMM_NULL) MPI_Comm_free(&engine_barrier_comm);
   /* SCR_Finalize may still flush the newest checkpoint: the summary comes
    * after it, over the MPI library's world, which is still there */
   int rank = scr.rank;
@@ -569,15 +574,17 @@ static void engine_finalize(void)
  * where a barrier was) */
 static int engine_barrier(MPI_Comm comm)
 {
-  if (comm != MPI_COMM_WORLD) return 0;
+  if (comm != MPI_COMM_WORLD || engine_barrier_comm == MPI_COMM_NULL) return 0;
   /* the collective that decides runs without the lock, which another
    * thread of this rank may need to reach its own part in the job
-   * (MPI_THREAD_MULTIPLE); the work it finds, if any, takes it */
+   * (MPI_THREAD_MULTIPLE), and on a communicator of its own, so that it
+   * cannot pair with a completion's collectives another thread started;
+   * the work it finds, if any, takes the lock */
   int mine[3], all[3];
   pthread_mutex_lock(&scr_engine_lock);
   engine_meet_local(engine.barrier_rules && engine.active && engine.boundary <= SCR_PRELOAD_BOUNDARY_BARRIER, mine);
   pthread_mutex_unlock(&scr_engine_lock);
-  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, scr.comm_world);
+  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, engine_barrier_comm);
   if (all[0] || all[1] || all[2] >= 0) {
     pthread_mutex_lock(&scr_engine_lock);
     if (engine_meet_act(all)) engine_complete();

@@ -219,9 +219,9 @@ void scr_engine_update_end(struct scr_engine_file* f)
     long long open = 0;
     scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
     if (open > 1) {
+      /* another descriptor may be half-way through a change: the snapshot
+       * stays the one from before the first, and a crash now loses the file */
       scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open - 1);
-      /* the file as it is now is what the other descriptors start from */
-      if (changed && update_snapshot(f) == 0) update_record_snapshot(meta, f);
     } else {
       scr_kvtree_unset(meta, SCR_FILEMAP_KEY_UPDATING);
       scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_SIZE);
@@ -236,7 +236,6 @@ void scr_engine_update_end(struct scr_engine_file* f)
 
 void scr_engine_update_moved(int dataset, const char* cache_from, const char* cache_to, const char* orig)
 {
-  scr_kvtree* meta = update_entry(dataset, cache_to);
   for (size_t i = 0; i < open_record_count; i++) {
     struct scr_engine_file* f = open_records[i];
     if (f->dataset != dataset || strcmp(f->cache, cache_from) != 0) continue;
@@ -251,8 +250,9 @@ void scr_engine_update_moved(int dataset, const char* cache_from, const char* ca
     free(f->orig);
     f->cache = cache;
     f->orig = moved;
-    /* the rename changed the file's change time, not its bytes */
-    if (update_snapshot(f) == 0 && meta) update_record_snapshot(meta, f);
+    /* whatever was written before the move: the close reads the file anew
+     * (a snapshot now would take those bytes for the old ones) */
+    f->before_size = UINT64_MAX;
   }
   struct update_dataset* u = update_find(dataset, 1);
   if (u) u->changed = 1;
@@ -357,6 +357,7 @@ void scr_engine_update_adopt(int id)
     scr_kvtree_unset(meta, SCR_FILEMAP_KEY_UPDATING);
     scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_SIZE);
     scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CTIME);
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CRC);
   }
   if (dirty) scr_cache_save_filemap();
   if (!update_is_stale(id)) return;

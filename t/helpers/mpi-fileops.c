@@ -25,6 +25,9 @@
  *   rw       open(PATH, O_RDWR), close: opened for writing, left as it was
  *   truncate truncate(PATH, 3)
  *   copy     PATH is FROM=TO: FROM read whole, written to TO (O_TRUNC)
+ *   hold     open(PATH, O_RDWR | O_APPEND), kept open across the operations
+ *            that follow (one at a time); append writes "more\n" through it
+ *            (PATH ignored), release closes it
  *   chmod    chmod(PATH, 0444)
  *   mode     stat(PATH): RC is st_mode & 07777, in octal digits (644 for rw-r--r--)
  *   crash    open(PATH, O_RDWR), write "X" over its first byte, and die of
@@ -231,11 +234,14 @@ static int write_by_mkstemp(char* pair, int rank)
 }
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
-           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, CHMOD, MODE, OPS };
+           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
-                                           "crash", "crashrw", "chmod", "mode" };
+                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode" };
+
+/* the descriptor of hold, for append and release */
+static int held = -1;
 
 /* one operation: its result, and in detail any lines that follow it */
 static int run(int kind, char* path, int rank, char* detail, size_t size)
@@ -266,6 +272,13 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case RW: return open_close(path, O_RDWR, 0);
   case TRUNCATE: return truncate(path, 3);
   case COPY: return copy_pair(path);
+  case HOLD: return held = open(path, O_RDWR | O_APPEND), held < 0 ? -1 : 0;
+  case APPEND: return write(held, "more\n", 5) == 5 ? 0 : -1;
+  case RELEASE: {
+    int rc = close(held);
+    held = -1;
+    return rc;
+  }
   case CHMOD: return chmod(path, 0444);
   case MODE: {
     struct stat st;
