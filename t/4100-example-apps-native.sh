@@ -8,10 +8,6 @@
 # same programs and rely on this.
 . "$top_srcdir/t/test-lib.sh"
 
-# in a sanitizer build: MPICH's MPI_Init/MPI_Finalize alone leak 1 KB, which
-# LeakSanitizer would turn into a failed run; everything else stays checked
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-export ASAN_OPTIONS
 
 apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted fortran_f08_stream hdf5_perrank shared_header"
 # about 1 KB per rank, checkpoints after steps 3, 6, 9 and 12

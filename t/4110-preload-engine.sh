@@ -5,7 +5,7 @@
 # written, and run exactly as natively when the rules are wrong or absent.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
 ex="$top_builddir/examples/preload"
 preload="$top_builddir/.libs/libscr_preload.so"

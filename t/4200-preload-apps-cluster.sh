@@ -12,9 +12,8 @@
 # exit status in .status (SCR_TEST_KEEP=1 keeps them after a failure).
 . "$top_srcdir/t/test-lib.sh"
 
-# MPICH's MPI_Init/MPI_Finalize leak in a sanitizer build (see t/4100), and the
-# preloaded sanitizer runtime is not first in the link order of the apps
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0"
+# the preloaded sanitizer runtime is not first in the link order of the apps
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
 
 preload="$top_builddir/.libs/libscr_preload.so"

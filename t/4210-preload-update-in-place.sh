@@ -6,7 +6,7 @@
 # 4 fake nodes x 2 ranks; mpi-fileops does the I/O.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
 
 preload="$top_builddir/.libs/libscr_preload.so"

@@ -57,11 +57,7 @@ test_done() {
 # run an MPI program: mpirun NPROCS program args...
 mpirun() {
   local n="$1"; shift
-  # in a sanitizer build: MPICH's own allocations in MPI_Init are never freed,
-  # which LeakSanitizer would turn into a failed run (the C unit tests, which
-  # need no MPI, keep leak checking)
-  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-    timeout "${SCR_TEST_TIMEOUT:-120}" "$MPIEXEC" -n "$n" "$@"
+  timeout "${SCR_TEST_TIMEOUT:-120}" "$MPIEXEC" -n "$n" "$@"
 }
 
 # grep that prints what it searched on failure
@@ -155,7 +151,7 @@ cluster_renew() {
 # cluster_app NODES PPN APP-ARGS...: the test app on the given nodes (comma list)
 cluster_app() {
   local nodes="$1" ppn="$2" rc=0 err="$TRASH/.cluster-app.err"; shift 2
-  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" scr_cluster run \
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run \
     --nodes "$nodes" --ppn "$ppn" --timeout "${SCR_TEST_TIMEOUT:-120}" -- "$APP" "$@") 2>"$err" || rc=$?
   cat "$err" >&2
   # a failed job says so, with the end of its error output, on the test's own

@@ -25,6 +25,12 @@ const scr_preload_ruleset* scr_preload_state_current(void)
   return scr_preload_state_rules();
 }
 
+/* Rule sets that were replaced. The wrappers read the rule set without a
+ * lock, so another thread may still be inside a lookup on the old one: it
+ * is never freed. It stays reachable here (a process loads rules once, at
+ * MPI_Init), where a leak checker sees it is kept on purpose. */
+static scr_preload_ruleset* state_retired[4];
+
 void scr_preload_state_install(scr_preload_ruleset* rules)
 {
   if (rules && scr_preload_rules_count(rules) == 0) scr_preload_rules_free(&rules);
@@ -34,7 +40,12 @@ void scr_preload_state_install(scr_preload_ruleset* rules)
     scr_preload_fd_init();
     scr_preload_signal_install();
   }
-  __atomic_store_n(&scr_preload_state_ruleset, rules, __ATOMIC_RELEASE);
+  scr_preload_ruleset* old = __atomic_exchange_n(&scr_preload_state_ruleset, rules, __ATOMIC_ACQ_REL);
+  for (size_t i = 0; old && i < sizeof(state_retired) / sizeof(state_retired[0]); i++)
+    if (!state_retired[i]) {
+      state_retired[i] = old;
+      break;
+    }
 }
 
 /* the rank the launcher gave this process, for messages before MPI_Init

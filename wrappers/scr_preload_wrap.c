@@ -41,7 +41,7 @@ static void wrap_parent(void)
 static void wrap_child(void)
 {
   /* not freed: the parent's copy is what other threads were reading */
-  __atomic_store_n(&scr_preload_state_ruleset, NULL, __ATOMIC_RELEASE);
+  scr_preload_state_install(NULL);
   scr_preload_fd_atfork_child();
   scr_preload_caller_atfork_child();
   scr_preload_report_atfork_child();

@@ -123,6 +123,7 @@ int main(int argc, char** argv)
     scr_erasure_finalize(&e);
   }
   if (rank == 0) printf("%d ranks: %d rebuild cases, %d failures\n", ranks, cases, failures);
+  for (int f = 0; f < count; f++) free(paths[f]);
   MPI_Finalize();
   return failures ? 1 : 0;
 }
