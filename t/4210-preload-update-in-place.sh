@@ -71,6 +71,15 @@ test_expect_success 'a temporary directory renamed by rank 0 after a checkpoint:
   test \"\$(cat $PREFIX/got.2)\" = 'rank 2' && test \"\$(cat $PREFIX/got.3)\" = 'rank 3'
 "
 
+test_expect_success 'a change not yet encoded (another rank holds a file open) is never rebuilt from the old redundancy' "
+  fresh_start &&
+  ! ops held.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat hold@4:ckpt.1/rank_4.dat inplace@2:ckpt.1/rank_2.dat \
+    read@2:ckpt.1/rank_2.dat crashrw@0:ckpt.1/rank_0.dat &&
+  lose node1 && ops held.lost copy@2:ckpt.1/rank_2.dat=got.2 &&
+  expect_grep 'changed in place after its redundancy was encoded: it cannot be rebuilt' held.lost.err &&
+  ! grep -q 'rank 2' $PREFIX/got.2 2>/dev/null
+"
+
 test_expect_success 'a file opened read-write and left as it was costs no new encoding' "
   fresh_start &&
   ops rw.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat rw:ckpt.1/rank_%d.dat &&

@@ -20,6 +20,7 @@
 #include "scr_mpi.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_index_file.h"
 #include "scr_reddesc.h"
 #include "scr_redundancy.h"
 #include "scr_preload_engine_impl.h"
@@ -273,6 +274,11 @@ int scr_engine_update_truncate(int dataset, const char* orig, const char* cache,
   return rc;
 }
 
+static int update_index_incomplete(scr_kvtree* index, void* id)
+{
+  return scr_index_file_mark_incomplete(index, *(int*) id);
+}
+
 /* collective: dataset id, changed in place on some rank, gets its totals
  * and its redundancy anew; the newest checkpoint also its copy on the prefix
  * directory, if it had one (an older one keeps its flushed bytes: flushing
@@ -300,9 +306,15 @@ static void update_reprotect(int id)
   int newest = id == scr_cache_newest_checkpoint();
   int flushed = scr_mpi_all_true(scr_flush_is_flushed(id), scr.comm_world);
   int flush = encoded && flushed && newest;
-  /* not flushed until it is again: a crash in between leaves no claim */
+  /* not flushed until it is again: a crash in between leaves no claim,
+   * here or in the index on the prefix directory (a fetch would take the
+   * files half old, half new) */
   if (flush) scr_kvtree_unset(dset, "FLUSHED");
   scr_cache_save_filemap();
+  if (flush) {
+    int marked = scr.rank != 0 || scr_index_file_update(scr.prefix, update_index_incomplete, &id) == SCR_SUCCESS;
+    flush = scr_mpi_all_true(marked, scr.comm_world);
+  }
   int reflushed = flush && scr_flush_dataset(id) == SCR_SUCCESS;
   if (scr.rank != 0) return;
   if (!encoded)
@@ -318,29 +330,46 @@ static void update_reprotect(int id)
              reflushed ? " and it was flushed again" : "", scr_log_seconds() - start);
 }
 
-int scr_engine_update_pending(void)
+/* the newest changed dataset below `below` that no descriptor on this
+ * rank has open for update, -1 for none */
+static int update_pending_below(int below)
 {
-  /* the newest changed dataset no descriptor on this rank has open for update */
   int mine = -1;
   for (size_t i = 0; i < update_count; i++)
-    if (updates[i].changed && updates[i].open == 0 && updates[i].id > mine) mine = updates[i].id;
+    if (updates[i].changed && updates[i].open == 0 && updates[i].id > mine && updates[i].id < below)
+      mine = updates[i].id;
   return mine;
+}
+
+int scr_engine_update_pending(void)
+{
+  return update_pending_below(INT_MAX);
 }
 
 void scr_engine_update_reprotect(void)
 {
+  int below = INT_MAX;
   for (;;) {
-    int mine = scr_engine_update_pending(), id = -1;
+    int mine = update_pending_below(below), id = -1;
     MPI_Allreduce(&mine, &id, 1, MPI_INT, MPI_MAX, scr.comm_world);
     if (id < 0) return;
+    below = id;
     struct update_dataset* u = update_find(id, 0);
     /* the cache lets a dataset go on every rank alike: then nothing is left to do */
     if (!scr_mpi_all_true(scr_filemap_get_dataset(scr.filemap, id) != NULL, scr.comm_world)) {
       update_forget(id);
       continue;
     }
-    /* a rank still changing it: the next collective point */
-    if (!scr_mpi_all_true(!u || u->open == 0, scr.comm_world)) return;
+    /* From here every rank knows some rank changed it: the mark goes into
+     * every rank's filemap, so that a node lost with the rank that changed
+     * it (and its filemap) leaves a survivor that refuses to rebuild from
+     * the old redundancy */
+    if (!update_is_stale(id)) {
+      scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, id), STALE_KEY, 1);
+      scr_cache_save_filemap();
+    }
+    /* a rank still changing it: the next meeting point */
+    if (!scr_mpi_all_true(!u || u->open == 0, scr.comm_world)) continue;
     update_reprotect(id);
     update_forget(id);
   }

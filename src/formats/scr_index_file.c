@@ -195,6 +195,14 @@ int scr_index_file_set_flushed(scr_kvtree* tree, int id, time_t when)
   return SCR_SUCCESS;
 }
 
+int scr_index_file_mark_incomplete(scr_kvtree* tree, int id)
+{
+  scr_kvtree* entry = scr_index_file_entry(tree, id);
+  if (entry == NULL) return SCR_ERR_NOENT;
+  scr_kvtree_set_kv_int(entry, SCR_INDEX_KEY_COMPLETE, 0);
+  return SCR_SUCCESS;
+}
+
 int scr_index_file_mark_fetched(scr_kvtree* tree, int id, time_t when)
 {
   scr_kvtree* entry = scr_index_file_entry(tree, id);

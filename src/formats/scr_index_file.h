@@ -56,6 +56,9 @@ int scr_index_file_add(scr_kvtree* tree, int id, const char* name,
 
 /* the following return SCR_ERR_NOENT when id is not indexed */
 int scr_index_file_set_flushed(scr_kvtree* tree, int id, time_t when);
+/* the copy of dataset id on the prefix directory is no longer whole (it is
+ * about to be written again): COMPLETE = 0 until a flush adds it anew */
+int scr_index_file_mark_incomplete(scr_kvtree* tree, int id);
 int scr_index_file_mark_fetched(scr_kvtree* tree, int id, time_t when);
 /* reason may be NULL */
 int scr_index_file_mark_failed(scr_kvtree* tree, int id, time_t when, const char* reason);

@@ -38,6 +38,11 @@ static void test_entries(void)
   is_str(scr_kvtree_get_val(index, "VERSION"), "1", "adding sets VERSION");
   is_int(scr_index_file_is_checkpoint(index, 3), 1, "a CHECKPOINT dataset is a checkpoint");
   is_int(scr_index_file_is_complete(index, 3), 1, "complete flag is recorded");
+  scr_kvtree* copy = scr_kvtree_copy(index);
+  is_int(scr_index_file_mark_incomplete(copy, 3), SCR_SUCCESS, "mark_incomplete of a listed dataset");
+  is_int(scr_index_file_is_complete(copy, 3), 0, "mark_incomplete: the copy is no longer whole");
+  is_int(scr_index_file_mark_incomplete(copy, 77), SCR_ERR_NOENT, "mark_incomplete of an unlisted dataset");
+  scr_kvtree_delete(&copy);
 
   is_int(scr_index_file_add(index, -1, "x", NULL, 1), SCR_ERR_INVALID, "a negative id is refused");
   is_int(scr_index_file_add(index, 1, "", NULL, 1), SCR_ERR_INVALID, "an empty name is refused");
