@@ -35,11 +35,12 @@
  * crash accepts it only if it is unchanged (scr_cache_check_dataset); a
  * file changed half-way is lost like a file on a dead node, which the
  * redundancy may rebuild as it was. At the close, an unchanged file costs a
- * stat; a changed one gets its size and CRC anew, and its dataset's redundancy is stale (REDUNDANCY_STALE: nothing
- * may be rebuilt from it, scr_redundancy_recover) until the next point
- * where every rank takes part anyway (the next completion, an MPI_Barrier
- * on MPI_COMM_WORLD, MPI_Finalize) encodes it again; the newest
- * checkpoint, if it was flushed, is flushed again there. */
+ * stat (and the open and the close each save the filemap); a changed one
+ * gets its size and CRC anew, and its dataset's redundancy is stale
+ * (REDUNDANCY_STALE: nothing may be rebuilt from it, scr_redundancy_recover)
+ * until the next point where every rank takes part anyway (the next
+ * completion, an MPI_Barrier on MPI_COMM_WORLD, MPI_Finalize) encodes it
+ * again; the newest checkpoint, if it was flushed, is flushed again there. */
 
 #define STALE_KEY SCR_FILEMAP_KEY_REDUNDANCY_STALE
 
