@@ -66,7 +66,7 @@
   SCR_PRELOAD_WRAP_DIRECTORY(name, path, name##_routed(real, 1, saved_errno, __VA_ARGS__), \
                              name##_routed(real, 0, errno, __VA_ARGS__), __VA_ARGS__)
 
-#define ATTR_FOLLOWS(flags) (((flags) &AT_SYMLINK_NOFOLLOW) == 0)
+#define ATTR_FOLLOWS(flags) (((flags) & AT_SYMLINK_NOFOLLOW) == 0)
 
 ATTR_ROUTED(chmod, (const char* path, mode_t mode), AT_FDCWD, path, 1, (P, mode))
 ATTR_ROUTED(fchmodat, (int dirfd, const char* path, mode_t mode, int flags), dirfd, path, ATTR_FOLLOWS(flags),

@@ -109,10 +109,11 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled);
 int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handled);
 int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled);
 int scr_engine_materialize(const scr_preload_target* t, int* handled);
-/* collective, lock held: the directories other ranks renamed since the last
- * call are renamed in this rank's view and cache too; returns 1 (it
- * synchronized every rank of the job, as a barrier does) */
-int scr_engine_rename_sync(void);
+/* collective, lock held, called by every rank once some rank has renamed a
+ * directory (scr_engine_rename_pending, agreed at a meeting point): the
+ * directories other ranks renamed since the last call are renamed in this
+ * rank's view and cache too */
+void scr_engine_rename_sync(void);
 /* 1 when this rank renamed a directory since the last sync */
 int scr_engine_rename_pending(void);
 

@@ -317,15 +317,13 @@ int scr_engine_rename_pending(void)
   return renamed_bytes > 0;
 }
 
-int scr_engine_rename_sync(void)
+void scr_engine_rename_sync(void)
 {
-  int mine = (int) renamed_bytes, most = 0;
-  MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, scr.comm_world);
-  if (most == 0) return 1;
+  int mine = (int) renamed_bytes;
   int* lengths = malloc(2 * (size_t) scr.ranks * sizeof(int));
   if (!scr_mpi_all_true(lengths != NULL, scr.comm_world)) {
     free(lengths);
-    return 1;
+    return;
   }
   int* offsets = lengths + scr.ranks;
   MPI_Allgather(&mine, 1, MPI_INT, lengths, 1, MPI_INT, scr.comm_world);
@@ -355,7 +353,6 @@ int scr_engine_rename_sync(void)
   }
   free(all);
   free(lengths);
-  return 1;
 }
 
 int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,

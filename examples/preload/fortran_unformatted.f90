@@ -13,20 +13,10 @@ program fortran_unformatted
   use mpi
   implicit none
 
-  interface
-    function c_raise(sig) bind(C, name='raise') result(rc)
-      import :: c_int
-      integer(c_int), value :: sig
-      integer(c_int) :: rc
-    end function c_raise
-  end interface
+  include 'app_common_declarations.inc'
 
   integer(int64), parameter :: magic = int(z'31544B4350505841', int64)
-  integer(c_int), parameter :: sigkill = 9_c_int
-
-  integer :: ierr, rank, steps, every, bytes, die_at, nwords
   integer :: start, bound, mine, step, t, ok, all_ok
-  integer(int64), allocatable :: state(:)
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)

@@ -168,6 +168,11 @@ static void test_prefixes_and_order(void)
   set = compile("PRELOAD=ckpt.{step}/*\nPRELOAD=ckpt.{step}/rank_{rank}.dat\nPRELOAD=ckpt.{step}/meta\n");
   is_int(match(set, PREFIX "/ckpt.1/rank_0.dat", NULL), 0, "the first rule in order wins");
   is_str(scr_preload_rules_common_prefix(set), PREFIX "/ckpt.", "common literal prefix of the rules");
+  char common_dir[256];
+  is_str(scr_preload_rules_common_directory(set, common_dir, sizeof(common_dir)), PREFIX "/",
+         "common directory: the prefix up to its last '/'");
+  ok(scr_preload_rules_common_directory(set, common_dir, 4) == NULL, "common directory: NULL when it does not fit");
+  ok(scr_preload_rules_common_directory(NULL, common_dir, sizeof(common_dir)) == NULL, "common directory: no rules");
   is_int(match(set, PREFIX "/ckpt", NULL), -1, "a path shorter than the common prefix");
   is_int(match(set, PREFIX "/output.log", NULL), -1, "a path under the prefix but outside the rules");
   scr_preload_rules_free(&set);
