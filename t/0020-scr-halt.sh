@@ -88,4 +88,25 @@ test_expect_failure_exit 'a missing prefix directory is an error' '
   scr_halt no-such-dir
 '
 
+test_expect_success '--check: status 3 without a halt file, and with a condition not met' '
+  mkdir check && scr_halt --check check >out; test $? = 3 &&
+  scr_halt --checkpoints 2 check >/dev/null && scr_halt --check check >out; test $? = 3 && test ! -s out
+'
+
+test_expect_success '--check: status 0 and the reason when a condition is met' '
+  scr_halt --checkpoints 0 check >/dev/null && scr_halt --check check >out &&
+  expect_grep "^Halt condition met: " out &&
+  scr_halt --remove check >/dev/null && scr_halt --after @1 check >/dev/null && scr_halt --check check >out &&
+  scr_halt --remove check >/dev/null && scr_halt check >/dev/null && scr_halt --check check >out
+'
+
+test_expect_success '--check does not combine with changes' '
+  scr_halt --check --checkpoints 1 check 2>err; test $? = 2 && expect_grep "give it alone" err
+'
+
+test_expect_success '--check of a damaged halt file is status 1, not "not met"' '
+  printf "garbage" >check/.scr/halt.scr && scr_halt --check check 2>err; test $? = 1 &&
+  expect_grep "cannot read halt file" err
+'
+
 test_done

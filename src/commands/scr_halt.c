@@ -15,8 +15,9 @@
 #include "scr_kvtree.h"
 #include "scr_halt_file.h"
 
-/* exit codes: 1 when the work failed, 2 when the command line was wrong */
-enum { SCR_HALT_EXIT_FAILED = 1, SCR_HALT_EXIT_USAGE = 2 };
+/* exit codes: 1 when the work failed, 2 when the command line was wrong,
+ * 3 when --check finds no condition met (1 would hide a broken halt file) */
+enum { SCR_HALT_EXIT_FAILED = 1, SCR_HALT_EXIT_USAGE = 2, SCR_HALT_EXIT_NOT_MET = 3 };
 
 /* what the command line asks of the halt file */
 struct scr_halt_request {
@@ -36,6 +37,7 @@ struct scr_halt_request {
   int unset_seconds;
   int remove;
   int list;
+  int check;
 };
 
 static void scr_halt_usage(FILE* out)
@@ -53,6 +55,8 @@ static void scr_halt_usage(FILE* out)
     "  -i, --immediate         halt at the job's next SCR call, without waiting\n"
     "                          for a checkpoint\n"
     "  -l, --list              print the conditions now set\n"
+    "  -k, --check             exit 0 when a condition is met now (a job would\n"
+    "                          halt: scr_run does not launch again), else 3\n"
     "      --unset-checkpoints, --unset-before, --unset-after,\n"
     "      --unset-seconds, --unset-reason\n"
     "                          clear one condition\n"
@@ -60,7 +64,10 @@ static void scr_halt_usage(FILE* out)
     "  -h, --help              print this help\n"
     "\n"
     "TIME is \"YYYY-MM-DD HH:MM[:SS]\", \"HH:MM[:SS]\" (its next occurrence),\n"
-    "\"@EPOCH\" (seconds since 1970), or \"+N\" with unit s, m, h or d (\"+2h\").\n");
+    "\"@EPOCH\" (seconds since 1970), or \"+N\" with unit s, m, h or d (\"+2h\").\n"
+    "\n"
+    "Exit status: 0 on success, 1 when the halt file could not be read or written,\n"
+    "2 on a usage error, 3 when --check finds no condition met.\n");
 }
 
 /* a non-negative integer option value, or -1 */
@@ -156,6 +163,25 @@ static int scr_halt_list(const char* prefix, const char* path)
   return SCR_SUCCESS;
 }
 
+/* --check: the exit status says whether a job would halt now */
+static int scr_halt_check_now(const char* prefix, const char* path)
+{
+  scr_kvtree* halt = scr_kvtree_new();
+  int rc = scr_halt_file_read(prefix, halt);
+  char reason[256];
+  if (rc != SCR_SUCCESS) {
+    scr_err("cannot read halt file %s: %s", path, scr_error_string(rc));
+    rc = SCR_HALT_EXIT_FAILED;
+  } else if (scr_halt_file_check(halt, time(NULL), scr_halt_default_seconds(), reason, sizeof(reason))) {
+    printf("Halt condition met: %s\n", reason);
+    rc = 0;
+  } else {
+    rc = SCR_HALT_EXIT_NOT_MET;
+  }
+  scr_kvtree_delete(&halt);
+  return rc;
+}
+
 /* PREFIX argument, else $SCR_PREFIX, else the current directory (malloc'd) */
 static char* scr_halt_choose_prefix(const char* argument)
 {
@@ -178,6 +204,7 @@ static int scr_halt_parse_options(int argc, char** argv, struct scr_halt_request
     {"seconds", required_argument, NULL, 's'},
     {"immediate", no_argument, NULL, 'i'},
     {"list", no_argument, NULL, 'l'},
+    {"check", no_argument, NULL, 'k'},
     {"remove", no_argument, NULL, 'r'},
     {"unset-checkpoints", no_argument, NULL, OPT_UNSET_CHECKPOINTS},
     {"unset-before", no_argument, NULL, OPT_UNSET_BEFORE},
@@ -192,7 +219,7 @@ static int scr_halt_parse_options(int argc, char** argv, struct scr_halt_request
 
   /* report bad options ourselves, in one line and the usual format */
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":c:b:a:s:ilrh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":c:b:a:s:ilkrh", options, NULL)) != -1) {
     switch (opt) {
     case 'c':
       request->checkpoints = scr_halt_parse_count(optarg);
@@ -229,6 +256,7 @@ static int scr_halt_parse_options(int argc, char** argv, struct scr_halt_request
       break;
     case 'i': request->reason = SCR_HALT_REASON_IMMEDIATE; break;
     case 'l': request->list = 1; break;
+    case 'k': request->check = 1; break;
     case 'r': request->remove = 1; break;
     case OPT_UNSET_CHECKPOINTS: request->unset_checkpoints = 1; break;
     case OPT_UNSET_BEFORE: request->unset_before = 1; break;
@@ -278,12 +306,16 @@ int main(int argc, char** argv)
              request.set_after || request.set_seconds;
   int unsets = request.unset_reason || request.unset_checkpoints || request.unset_before ||
                request.unset_after || request.unset_seconds;
+  if (request.check && (sets || unsets || request.remove || request.list)) {
+    scr_err("--check only reads the halt file: give it alone");
+    return SCR_HALT_EXIT_USAGE;
+  }
   if (request.remove && (sets || unsets)) {
     scr_err("--remove clears every condition: do not combine it with other conditions");
     return SCR_HALT_EXIT_USAGE;
   }
   /* plain "scr_halt": stop after the next checkpoint, as LLNL SCR does */
-  if (!sets && !unsets && !request.remove && !request.list) request.reason = SCR_HALT_REASON_HALT;
+  if (!sets && !unsets && !request.remove && !request.list && !request.check) request.reason = SCR_HALT_REASON_HALT;
   int update = request.reason || sets || unsets || request.remove;
 
   char* prefix = scr_halt_choose_prefix(prefix_argument);
@@ -299,6 +331,12 @@ int main(int argc, char** argv)
   }
   char* path = scr_halt_file_path(prefix);
 
+  if (request.check) {
+    rc = scr_halt_check_now(prefix, path);
+    free(path);
+    free(prefix);
+    return rc;
+  }
   rc = SCR_SUCCESS;
   if (update) {
     rc = scr_halt_file_update(prefix, scr_halt_apply, &request);

@@ -1,0 +1,176 @@
+#!/bin/sh
+# 5000-scr-run.sh - scr_run and scr_postrun on 5 fake nodes: a job runs on 4 of
+# them, loses a node, is launched again on the healthy ones (the fifth is a
+# spare) and resumes from its newest checkpoint; after the last launch the
+# newest checkpoint is scavenged from cache, rebuilt from XOR where a node was
+# lost, into the prefix directory, with the bytes the job wrote.
+. "$top_srcdir/t/test-lib.sh"
+
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+export ASAN_OPTIONS
+: "${SCR_TEST_TIMEOUT:=60}"
+
+cluster_up 5 50
+export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl
+export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4
+# nothing reaches the prefix directory but what scr_postrun scavenges
+export SCR_FLUSH=0
+ranks="0 1 2 3 4 5 6 7"
+job=0
+
+# fresh JOB: empty nodes, an empty prefix directory, a job id of its own
+fresh() {
+  cluster_renew node0 node1 node2 node3 node4 && rm -rf "$PREFIX" && mkdir -p "$PREFIX" &&
+    job=$((job + 1)) && SCR_JOB_ID=t5000.$job && export SCR_JOB_ID
+}
+
+# srun_app OUT [ENV...] -- APP-ARGS: scr_run of the API test app on node0..3,
+# 2 ranks each; stdout and stderr in $TRASH/OUT, status in OUT.status
+srun_app() {
+  out=$1; shift
+  envs=
+  while [ "$1" != -- ]; do envs="$envs $1"; shift; done; shift
+  (cd "$PREFIX" && env $envs scr_run -v --no-preload scr_cluster run --nodes node0,node1,node2,node3 --ppn 2 \
+    --timeout "$SCR_TEST_TIMEOUT" -- "$APP" "$@") >"$TRASH/$out" 2>&1
+  echo $? >"$TRASH/$out.status"
+}
+
+# lose_after_checkpoint STEP: in the background, node1 fails once its part of
+# checkpoint STEP of this job is complete in its cache (its XOR file is written)
+lose_after_checkpoint() {
+  ( dir="$SCR_CLUSTER_STATE/nodes/node1/local/cache/$(id -un)/scr.$SCR_JOB_ID/scr.dataset.$1"
+    for i in $(seq 600); do
+      ls "$dir"/*.xor >/dev/null 2>&1 && { scr_cluster kill node1 >/dev/null; exit 0; }
+      sleep 0.1
+    done ) &
+}
+
+status_of() { cat "$TRASH/$1.status"; }
+
+# pfs_checkpoint STEP: the prefix directory holds checkpoint STEP of all 8
+# ranks with the bytes they wrote, and the index names it current
+pfs_checkpoint() {
+  for r in $ranks; do
+    "$APP" --check "$PREFIX/ckpt.$1/rank_$r.dat" "$1" "$r" 4096 || { echo "bad ckpt.$1/rank_$r.dat"; return 1; }
+  done
+  scr_index -p "$PREFIX" >"$TRASH/index.out" && grep -q "^ *[0-9]*  ckpt\.$1 .* \* " "$TRASH/index.out" ||
+    { cat "$TRASH/index.out"; return 1; }
+}
+
+test_expect_success 'scr_run --help describes the launchers and SCR_RUNS' '
+  scr_run --help >help.out &&
+  expect_grep "scr_cluster run" help.out && expect_grep SCR_RUNS help.out && expect_grep SCR_NODELIST help.out
+'
+
+test_expect_success 'an unknown launcher is a usage error naming it' '
+  scr_run srun -N 4 ./app 2>err; test $? = 2 &&
+  expect_grep "unknown launcher .srun." err
+'
+
+test_expect_success 'a launcher without a program is a usage error' '
+  scr_run scr_cluster run --nodes node0 -- 2>err; test $? = 2 &&
+  expect_grep "no program" err
+'
+
+test_expect_success 'a bad SCR_EXCLUDE_NODES is reported, nothing launched' '
+  fresh && (cd "$PREFIX" && SCR_EXCLUDE_NODES="node[1-" scr_run scr_cluster run --nodes node0 -- true) 2>err;
+  test $? = 1 && expect_grep "SCR_EXCLUDE_NODES (node\[1-)" err
+'
+
+test_expect_success 'an invalid SCR_RUNS in .scrconf is reported with its file and line' '
+  fresh && printf "SCR_FLUSH=0\nSCR_RUNS=often\n" >"$PREFIX/.scrconf" &&
+  (cd "$PREFIX" && env -u SCR_FLUSH scr_run scr_cluster run --nodes node0 -- true) 2>err;
+  test $? = 1 && expect_grep "\.scrconf:2" err && expect_grep "SCR_RUNS" err
+'
+
+test_expect_success 'SCR_EXCLUDE_NODES and --nodes in host list syntax: excluded nodes replaced by spares' '
+  fresh &&
+  (cd "$PREFIX" && SCR_EXCLUDE_NODES="node[1,3]" SCR_MIN_NODES=3 scr_run -v --no-preload \
+     scr_cluster run --nodes "node[0-2]" --ppn 1 -- hostname) >out 2>&1 &&
+  expect_grep "launch 1: .* --nodes node0,node2,node4 " out &&
+  test "$(grep -c "^node[024]$" out)" = 3
+'
+
+test_expect_success 'too few healthy nodes: no launch, status 1' '
+  fresh &&
+  (cd "$PREFIX" && SCR_EXCLUDE_NODES="node[0-1]" scr_run scr_cluster run --nodes node0,node1,node2,node3 -- hostname) \
+    >out 2>&1; test $? = 1 &&
+  expect_grep "only 3 healthy nodes of 5, a launch needs 4" out && ! grep -q "^node" out
+'
+
+test_expect_success 'SCR_ENABLE=0 runs the command as given: no preload, no scavenge' '
+  fresh &&
+  (cd "$PREFIX" && SCR_ENABLE=0 scr_run scr_cluster run --nodes node0 -- sh -c "echo \"preload=[\$LD_PRELOAD]\"") \
+    >out 2>&1 &&
+  expect_grep "^preload=\[\]$" out && ! grep -q scr_scavenge out
+'
+
+test_expect_success 'the program runs with libscr_preload.so preloaded, the launcher without it' '
+  fresh &&
+  (cd "$PREFIX" && scr_run --no-postrun scr_cluster run --nodes node0 -- sh -c "echo \"preload=[\$LD_PRELOAD]\"") \
+    >out 2>&1 &&
+  expect_grep "^preload=\[.*libscr_preload.so\]$" out
+'
+
+test_expect_success 'a job that ends well is launched once; scr_postrun finds its checkpoint flushed' '
+  fresh && srun_app ok SCR_FLUSH=1 -- --steps 3 --bytes 4096 &&
+  test "$(status_of ok)" = 0 && expect_grep "^done: step 3$" "$TRASH/ok" &&
+  ! grep -q "launch 2" "$TRASH/ok" &&
+  expect_grep "scr_scavenge: dataset 3 (ckpt.3) is already in" "$TRASH/ok" && pfs_checkpoint 3
+'
+
+test_expect_success 'a lost node: launched again on the spare, resumed from the checkpoint rebuilt in cache' '
+  fresh && lose_after_checkpoint 3 &&
+  srun_app lost SCR_RUNS=3 -- --steps 10 --bytes 4096 --step-sleep 300 && wait &&
+  test "$(status_of lost)" = 0 &&
+  expect_grep "node node1 is down" "$TRASH/lost" &&
+  expect_grep "launch 2: .* --nodes node0,node2,node3,node4 " "$TRASH/lost" &&
+  ! grep -q "launch 3" "$TRASH/lost" &&
+  expect_grep "rebuilt the lost parts from XOR" "$TRASH/lost" &&
+  test "$(grep -c "^restart: ckpt\.[3-9]$" "$TRASH/lost")" = 1 && expect_grep "^done: step 10$" "$TRASH/lost"
+'
+
+test_expect_success 'runs exhausted after a node loss: the checkpoint is rebuilt and scavenged to the prefix' '
+  fresh && lose_after_checkpoint 3 &&
+  srun_app scavenged -- --steps 40 --bytes 4096 --step-sleep 300 && wait &&
+  test "$(status_of scavenged)" != 0 && ! grep -q "launch 2" "$TRASH/scavenged" &&
+  step=$(sed -n "s/^scr_scavenge: dataset [0-9]* (ckpt\.\([0-9]*\)) copied to .*/\1/p" "$TRASH/scavenged") &&
+  test -n "$step" && test "$step" -ge 3 && ! grep -q "^done" "$TRASH/scavenged" &&
+  pfs_checkpoint "$step"
+'
+
+test_expect_success 'a halt condition stops the relaunches' '
+  fresh && scr_halt --after @1 "$PREFIX" >/dev/null &&
+  (cd "$PREFIX" && SCR_RUNS=3 scr_run -v --no-postrun scr_cluster run --nodes node0 -- false) >out 2>&1;
+  test $? = 1 && expect_grep "a halt condition is set" out && ! grep -q "launch 2" out
+'
+
+test_expect_success 'SCR_RUNS bounds the launches of a job that keeps failing' '
+  fresh &&
+  (cd "$PREFIX" && SCR_RUNS=2 scr_run -v --no-postrun scr_cluster run --nodes node0 -- false) >out 2>&1;
+  test $? = 1 && expect_grep "launch 2 ended with status 1" out && expect_grep "SCR_RUNS=2 launches made" out &&
+  ! grep -q "launch 3" out
+'
+
+# an unmodified program: killed, its newest checkpoint left in cache only;
+# scavenged to its original paths, it is a checkpoint the program itself
+# resumes from without SCR, to the result of an uninterrupted run
+ex="$top_builddir/examples/preload"
+test_expect_success 'preload: the scavenged checkpoint is where the program wrote it, and it resumes from it' '
+  fresh && echo "PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT" >"$PREFIX/.scrconf" &&
+  (cd "$PREFIX" && scr_run scr_cluster run --nodes node0,node1,node2,node3 --ppn 2 -- \
+     "$ex/posix_fpp" --steps 10 --every 2 --bytes 65536 --die-at 5) >killed.out 2>&1;
+  test $? != 0 && expect_grep "^dying at step 5$" killed.out &&
+  expect_grep "scr_scavenge: dataset [0-9]* (data/step4_rank{rank}.chk) copied" killed.out &&
+  test "$(ls "$PREFIX"/data | wc -l)" = 8 &&
+  rm "$PREFIX/.scrconf" && (cd "$PREFIX" && mpirun 8 "$ex/posix_fpp" --steps 10 --every 2 --bytes 65536) >resumed.out &&
+  mkdir native && (cd native && mpirun 8 "$ex/posix_fpp" --steps 10 --every 2 --bytes 65536) >native.out &&
+  expect_grep "^resumed from step 4$" resumed.out &&
+  test "$(grep "^result:" resumed.out)" = "$(grep "^result:" native.out)" && grep -q "^result:" native.out
+'
+
+test_expect_success 'scr_postrun with SCR_ENABLE=0 launches nothing' '
+  SCR_ENABLE=0 scr_postrun -p "$PREFIX" -- sh -c "echo launched" >out 2>&1 && ! grep -q launched out
+'
+
+test_done
