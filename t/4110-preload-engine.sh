@@ -72,6 +72,16 @@ rules_stdio='PRELOAD=ckpt.tmp.{rank} TYPE=CHECKPOINT BOUNDARY=BARRIER
 PRELOAD=ckpt.{step}.{rank} TYPE=CHECKPOINT BOUNDARY=BARRIER
 PRELOAD=ckpt.latest* TYPE=CHECKPOINT'
 
+test_expect_success 'SCR_FLUSH_ASYNC=1: flushed in the background, the pointer after its checkpoint, fetched back' "
+  fresh async && echo \"\$rules_stdio\" >$TRASH/async/.scrconf &&
+  SCR_FLUSH=2 SCR_FLUSH_ASYNC=1 SCR_DEBUG=1 SCR_CACHE_SIZE=3 run stdio_latest async async.out &&
+  expect_grep 'flushing dataset 2 to .* in the background' async.out.err &&
+  for f in ckpt.latest ckpt.8.0 ckpt.8.1 ckpt.4.1; do cmp $TRASH/async/\$f $TRASH/ref.stdio/\$f || exit 1; done &&
+  rm -rf $SCR_CACHE_BASE $SCR_CNTL_BASE &&
+  SCR_FLUSH=2 SCR_FLUSH_ASYNC=1 run stdio_latest async async.fetched.out &&
+  expect_grep '^resumed from step 8\$' async.fetched.out && same_result async.fetched.out ref.stdio.out
+"
+
 test_expect_success 'temp-then-rename files and a pointer: resumes where the pointer says' "
   fresh stdio && echo \"\$rules_stdio\" >$TRASH/stdio/.scrconf &&
   ! SCR_FLUSH=0 SCR_CACHE_SIZE=3 run stdio_latest stdio die.out --die-at 7 &&

@@ -17,6 +17,7 @@
 #include "scr_cache.h"
 #include "scr_cache_distribute.h"
 #include "scr_flush.h"
+#include "scr_flush_async.h"
 #include "scr_halt.h"
 #include "scr_restart.h"
 #include "scr_event_log.h"
@@ -71,6 +72,7 @@ int SCR_Init(void)
   scr_event_log("INIT", "ranks=%d prefix=%s", scr.ranks, scr.prefix);
   scr_reddesc_init();
   scr_cache_load_filemap();
+  scr_flush_async_init();
   double distribute_start = scr_log_seconds();
   scr_cache_distribute();
   if (scr.rank == 0) scr_dbg(2, "cached files placed on their ranks in %.3f s", scr_log_seconds() - distribute_start);
@@ -111,6 +113,7 @@ int SCR_Finalize(void)
       scr_api_abandon_output();
     }
     /* the newest checkpoint must survive the allocation when flushing is on */
+    scr_flush_async_wait();
     int latest = scr_api_latest_checkpoint();
     if (latest >= 0 && scr.flush > 0 && !scr_flush_is_flushed(latest)) {
       double flush_start = scr_log_seconds();
@@ -118,6 +121,7 @@ int SCR_Finalize(void)
       scr.stat_flush_seconds += scr_log_seconds() - flush_start;
       scr.stat_output_seconds += scr_log_seconds() - flush_start;
     }
+    scr_flush_async_finalize();
     scr_event_log("FINALIZE", "datasets=%d checkpoints=%d", scr.dataset_id, scr.checkpoint_id);
     scr_cache_stop_reaper();
     scr_reddesc_finalize();

@@ -17,6 +17,7 @@
 #include "scr_mpi.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_flush_async.h"
 #include "scr_halt.h"
 #include "scr_event_log.h"
 #include "scr_reddesc.h"
@@ -91,6 +92,7 @@ int SCR_Need_checkpoint(int* flag)
     if (!any_rule) need = 1;
   }
   MPI_Bcast(&need, 1, MPI_INT, 0, scr.comm_world);
+  scr_flush_async_progress();
   /* a pending halt asks for one last checkpoint */
   if (!need && scr_halt_check(0)) need = 1;
   *flag = need;
@@ -214,6 +216,7 @@ int SCR_Start_output(const char* name, int flags)
 {
   if (scr_api_check_ready("SCR_Start_output") != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) return SCR_SUCCESS;
+  scr_flush_async_progress();
   return scr_output_begin(name, flags, 1);
 }
 
@@ -370,7 +373,10 @@ int SCR_Complete_output(int valid)
 
   rc = SCR_SUCCESS;
   double flush_start = scr_log_seconds();
-  if (scr_flush_is_due(id) && scr_flush_dataset(id) != SCR_SUCCESS && (flags & SCR_FLAG_OUTPUT))
+  /* a checkpoint may go in the background; output is on the prefix directory
+   * when SCR_Complete_output returns, as its return value says */
+  if (scr_flush_is_due(id) && ((flags & SCR_FLAG_OUTPUT) || scr_flush_async_start(id) != SCR_SUCCESS) &&
+      scr_flush_dataset(id) != SCR_SUCCESS && (flags & SCR_FLAG_OUTPUT))
     rc = SCR_FAILURE;
   scr.stat_flush_seconds += scr_log_seconds() - flush_start;
   scr.stat_datasets++;
@@ -387,6 +393,7 @@ int SCR_Complete_output(int valid)
     scr.time_last_checkpoint_end = scr_log_seconds();
     if (scr_halt_check(1)) {
       /* the job stops after this checkpoint: make sure it outlives the allocation */
+      scr_flush_async_wait();
       if (!scr_flush_is_flushed(id) && scr.flush > 0) scr_flush_dataset(id);
       if (scr.halt_exit) {
         if (scr.rank == 0) scr_info("exiting after checkpoint %d (SCR_HALT_EXIT=1)", id);

@@ -308,8 +308,8 @@ int scr_io_crc32_file(const char* path, uint32_t* crc, uint64_t* size)
 }
 
 /* read from in, write to out, checksumming on the way */
-static int scr_io_copy_data(int in, const char* src, int out, const char* tmp,
-                            uint32_t* crc, uint64_t* size)
+static int scr_io_copy_data(int in, const char* src, int out, const char* tmp, uint32_t* crc, uint64_t* size,
+                            int (*pace)(uint64_t copied, void* arg), void* arg)
 {
   unsigned char* buf = malloc(SCR_IO_COPY_BUFFER);
   if (buf == NULL) return SCR_ERR_NOMEM;
@@ -331,6 +331,10 @@ static int scr_io_copy_data(int in, const char* src, int out, const char* tmp,
       break;
     }
     total += (uint64_t) n;
+    if (pace && pace(total, arg) != 0) {
+      rc = SCR_ERR_FAILURE;
+      break;
+    }
   }
   free(buf);
   *crc = value;
@@ -340,6 +344,12 @@ static int scr_io_copy_data(int in, const char* src, int out, const char* tmp,
 
 int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
                      uint32_t* crc, uint64_t* size)
+{
+  return scr_io_copy_file_paced(src, dst, parent_mode, crc, size, NULL, NULL);
+}
+
+int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode, uint32_t* crc, uint64_t* size,
+                           int (*pace)(uint64_t copied, void* arg), void* arg)
 {
   struct stat st;
   int in = scr_io_open_source(src, &st);
@@ -367,7 +377,7 @@ int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
   }
   uint32_t value;
   uint64_t total;
-  rc = scr_io_copy_data(in, src, out, tmp, &value, &total);
+  rc = scr_io_copy_data(in, src, out, tmp, &value, &total, pace, arg);
   if (rc != SCR_SUCCESS) goto done;
   if (fsync(out) != 0) {
     scr_err("cannot sync %s: %s", tmp, strerror(errno));

@@ -37,6 +37,11 @@ int scr_io_fsync_dir(const char* dir);
  * crc (zlib CRC32 of the content) and size may be NULL. */
 int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
                      uint32_t* crc, uint64_t* size);
+/* the same, calling pace(bytes copied so far, arg) after each buffer: it may
+ * sleep (throttling), or return non-zero to abandon the copy (dst untouched,
+ * SCR_ERR_FAILURE returned, nothing logged) */
+int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode, uint32_t* crc, uint64_t* size,
+                           int (*pace)(uint64_t copied, void* arg), void* arg);
 /* zlib CRC32 and size of a file's content; either output may be NULL */
 int scr_io_crc32_file(const char* path, uint32_t* crc, uint64_t* size);
 /* zlib CRC32 of a memory buffer of any length, continuing from crc (start with 0) */

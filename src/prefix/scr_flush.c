@@ -20,6 +20,7 @@
 #include "scr_cache.h"
 #include "scr_event_log.h"
 #include "scr_flush.h"
+#include "scr_flush_async.h"
 
 int scr_flush_is_flushed(int id)
 {
@@ -43,21 +44,78 @@ int scr_flush_is_due(int id)
   return scr.flush > 0 && ckpt % scr.flush == 0;
 }
 
+char* scr_flush_destination(const scr_kvtree* meta)
+{
+  const char* relpath = scr_kvtree_get_val(meta, "RELPATH");
+  return relpath ? scr_path_join(scr.prefix, relpath) : NULL;
+}
+
+scr_kvtree* scr_flush_rank2file_start(int id, scr_kvtree* rank2file)
+{
+  scr_kvtree* mine = scr_kvtree_add_kv_int(rank2file, "RANK", scr.rank);
+  scr_kvtree_set_kv_int(mine, "FILES", scr_kvtree_size(scr_filemap_get_files(scr.filemap, id, scr.rank)));
+  return mine;
+}
+
+int scr_flush_check_copy(int id, const char* src, const char* dst, scr_kvtree* meta, int rc, uint64_t size,
+                         uint32_t crc, scr_kvtree* mine)
+{
+  uint64_t want = 0;
+  scr_kvtree_get_uint64(meta, "SIZE", &want);
+  int ok = 1;
+  if (rc != SCR_SUCCESS) {
+    scr_err("flush of dataset %d: copying %s to %s failed: %s", id, src, dst, scr_error_string(rc));
+    ok = 0;
+  } else if (size != want) {
+    scr_err("flush of dataset %d: %s has %llu bytes, %llu were recorded when the dataset "
+            "completed: the cached copy changed after SCR_Complete_output", id, src,
+            (unsigned long long) size, (unsigned long long) want);
+    ok = 0;
+  }
+  const char* recorded = scr_kvtree_get_val(meta, "CRC");
+  if (ok && recorded && scr.crc_on_flush && strtoul(recorded, NULL, 16) != crc) {
+    scr_err("flush of dataset %d: CRC32 of cached file %s is 0x%08x, 0x%s was recorded: "
+            "the cached copy is corrupt", id, src, crc, recorded + 2);
+    ok = 0;
+  }
+  if (ok) {
+    scr_kvtree* f = scr_kvtree_add_kv(mine, "FILE", scr_kvtree_get_val(meta, "RELPATH"));
+    scr_kvtree_set_kv_uint64(f, "SIZE", size);
+    if (scr.crc_on_flush) {
+      scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
+      scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+    }
+  }
+  return ok;
+}
+
+void scr_flush_copy_attached(int id)
+{
+  /* files the preload layer attached to the complete dataset (the pointer to
+   * it) go along to their places, but are not part of it */
+  scr_kvtree* attached = scr_kvtree_get(scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK",
+                                                              scr.rank), "ATTACHED");
+  for (scr_kvtree_elem* e = scr_kvtree_first(attached); e; e = scr_kvtree_next(e)) {
+    char* dst = scr_flush_destination(scr_kvtree_elem_tree(e));
+    if (dst && scr_io_copy_file(scr_kvtree_elem_key(e), dst, 0755, NULL, NULL) != SCR_SUCCESS)
+      scr_err("flush of dataset %d: copying %s to %s failed: %s", id, scr_kvtree_elem_key(e), dst,
+              strerror(errno));
+    free(dst);
+  }
+}
+
 /* copy this rank's files; fills rank2file RANK/<rank>/... ; returns 1 on success */
 static int scr_flush_copy_files(int id, scr_kvtree* rank2file)
 {
   int ok = 1;
-  scr_kvtree* mine = scr_kvtree_add_kv_int(rank2file, "RANK", scr.rank);
+  scr_kvtree* mine = scr_flush_rank2file_start(id, rank2file);
   scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
-  scr_kvtree_set_kv_int(mine, "FILES", scr_kvtree_size(files));
-  scr_kvtree_elem* e;
-  for (e = scr_kvtree_first(files); e && ok; e = scr_kvtree_next(e)) {
+  for (scr_kvtree_elem* e = scr_kvtree_first(files); e && ok; e = scr_kvtree_next(e)) {
     const char* src = scr_kvtree_elem_key(e);
     scr_kvtree* meta = scr_kvtree_elem_tree(e);
-    const char* relpath = scr_kvtree_get_val(meta, "RELPATH");
-    char* dst = relpath ? scr_path_join(scr.prefix, relpath) : NULL;
+    char* dst = scr_flush_destination(meta);
     uint32_t crc = 0;
-    uint64_t size = 0, want = 0;
+    uint64_t size = 0;
     int rc;
     if (!dst) { ok = 0; break; }
     if (strcmp(src, dst) == 0) {
@@ -66,45 +124,10 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file)
     } else {
       rc = scr_io_copy_file(src, dst, 0755, &crc, &size);
     }
-    scr_kvtree_get_uint64(meta, "SIZE", &want);
-    if (rc != SCR_SUCCESS) {
-      scr_err("flush of dataset %d: copying %s to %s failed: %s", id, src, dst,
-              scr_error_string(rc));
-      ok = 0;
-    } else if (size != want) {
-      scr_err("flush of dataset %d: %s has %llu bytes, %llu were recorded when the dataset "
-              "completed: the cached copy changed after SCR_Complete_output", id, src,
-              (unsigned long long) size, (unsigned long long) want);
-      ok = 0;
-    }
-    const char* recorded = scr_kvtree_get_val(meta, "CRC");
-    if (ok && recorded && scr.crc_on_flush && strtoul(recorded, NULL, 16) != crc) {
-      scr_err("flush of dataset %d: CRC32 of cached file %s is 0x%08x, 0x%s was recorded: "
-              "the cached copy is corrupt", id, src, crc, recorded + 2);
-      ok = 0;
-    }
-    if (ok) {
-      scr_kvtree* f = scr_kvtree_add_kv(mine, "FILE", relpath);
-      scr_kvtree_set_kv_uint64(f, "SIZE", size);
-      if (scr.crc_on_flush) {
-        scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
-        scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
-      }
-    }
+    ok = scr_flush_check_copy(id, src, dst, meta, rc, size, crc, mine);
     free(dst);
   }
-  /* files the preload layer attached to the complete dataset (the pointer to
-   * it) go along to their places, but are not part of it */
-  scr_kvtree* attached = scr_kvtree_get(scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK",
-                                                              scr.rank), "ATTACHED");
-  for (e = scr_kvtree_first(attached); e && ok; e = scr_kvtree_next(e)) {
-    const char* relpath = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "RELPATH");
-    char* dst = relpath ? scr_path_join(scr.prefix, relpath) : NULL;
-    if (dst && scr_io_copy_file(scr_kvtree_elem_key(e), dst, 0755, NULL, NULL) != SCR_SUCCESS)
-      scr_err("flush of dataset %d: copying %s to %s failed: %s", id, scr_kvtree_elem_key(e), dst,
-              strerror(errno));
-    free(dst);
-  }
+  if (ok) scr_flush_copy_attached(id);
   return ok;
 }
 
@@ -140,28 +163,29 @@ static int scr_flush_write_metadata(int id, const scr_kvtree* desc, const scr_kv
   return rc;
 }
 
-int scr_flush_dataset(int id)
+int scr_flush_prepare(int id)
 {
-  double start = scr_log_seconds();
-  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
-  scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
-  int rc = SCR_SUCCESS;
-
   /* rank 0 prepares the dataset directory; the flush file says FLUSHING so a
    * crash in the middle is recognisable */
+  int rc = SCR_SUCCESS;
   if (scr.rank == 0) {
+    const char* name = scr_dataset_get_name(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC"));
     char* dir = scr_summary_dataset_dir(scr.prefix, id);
     rc = dir ? scr_io_mkdir_p(dir, 0755) : SCR_ERR_NOMEM;
     if (rc != SCR_SUCCESS) scr_err("cannot create %s: %s", dir ? dir : "", strerror(errno));
-    else scr_flush_file_set_location(scr.prefix, id, scr_dataset_get_name(desc),
-                                     SCR_FLUSH_FILE_FLUSHING);
+    else scr_flush_file_set_location(scr.prefix, id, name, SCR_FLUSH_FILE_FLUSHING);
     free(dir);
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
-  if (rc != SCR_SUCCESS) return rc;
+  return rc;
+}
 
-  scr_kvtree* rank2file = scr_kvtree_new();
-  int ok = scr_mpi_all_true(scr_flush_copy_files(id, rank2file), scr.comm_world);
+int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
+  int rc = SCR_SUCCESS;
+  ok = scr_mpi_all_true(ok, scr.comm_world);
   scr_kvtree* all = scr_kvtree_new();
   if (ok) scr_mpi_gather_kvtree(rank2file, all, 0, scr.comm_world);
   if (ok && scr.rank == 0) {
@@ -174,7 +198,6 @@ int scr_flush_dataset(int id)
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
   scr_kvtree_delete(&all);
-  scr_kvtree_delete(&rank2file);
 
   if (rc == SCR_SUCCESS) {
     scr_kvtree_set_kv_int(dset, "FLUSHED", 1);
@@ -189,5 +212,20 @@ int scr_flush_dataset(int id)
     scr_err("dataset %d (%s) was not flushed to %s; it stays in cache", id,
             scr_dataset_get_name(desc), scr.prefix);
   }
+  return rc;
+}
+
+int scr_flush_dataset(int id)
+{
+  /* one flush at a time: a background one is finished first (even of this
+   * dataset: it may have copied bytes that changed since) */
+  scr_flush_async_wait();
+  double start = scr_log_seconds();
+  int rc = scr_flush_prepare(id);
+  if (rc != SCR_SUCCESS) return rc;
+  scr_kvtree* rank2file = scr_kvtree_new();
+  int ok = scr_flush_copy_files(id, rank2file);
+  rc = scr_flush_finish(id, ok, rank2file, start);
+  scr_kvtree_delete(&rank2file);
   return rc;
 }

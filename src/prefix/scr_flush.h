@@ -3,6 +3,9 @@
 #ifndef SCR_FLUSH_H
 #define SCR_FLUSH_H
 
+#include <stdint.h>
+#include "scr_kvtree.h"
+
 /* collective; 1 if the dataset must be flushed now (output, or every SCR_FLUSH checkpoints) */
 int scr_flush_is_due(int id);
 
@@ -11,5 +14,24 @@ int scr_flush_dataset(int id);
 
 /* 1 if this rank's filemap says the dataset is on the prefix directory */
 int scr_flush_is_flushed(int id);
+
+/* the steps a flush is made of, shared with the asynchronous flush
+ * (scr_flush_async.c) */
+/* collective: the dataset directory on the prefix, and FLUSHING in the flush file */
+int scr_flush_prepare(int id);
+/* where a cached file goes: <prefix>/<RELPATH>, malloc'd (NULL without RELPATH) */
+char* scr_flush_destination(const scr_kvtree* meta);
+/* this rank's RANK/<rank> entry in rank2file */
+scr_kvtree* scr_flush_rank2file_start(int id, scr_kvtree* rank2file);
+/* how copying src (filemap entry meta) to dst ended: rc, and size and crc of
+ * the bytes copied, checked against the filemap; a good copy goes into mine.
+ * Returns 1 when good, 0 after an error message. */
+int scr_flush_check_copy(int id, const char* src, const char* dst, scr_kvtree* meta, int rc, uint64_t size,
+                         uint32_t crc, scr_kvtree* mine);
+/* this rank's files attached to the dataset (a pointer file), copied now */
+void scr_flush_copy_attached(int id);
+/* collective: with ok from every rank, rank 0 writes rank2file, summary, index
+ * entry and flush file; the dataset is marked flushed. start: when it began. */
+int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start);
 
 #endif

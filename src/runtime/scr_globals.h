@@ -42,6 +42,9 @@ struct scr_state {
   int halt_exit;
   int halt_enabled;
   int flush_on_restart;
+  int flush_async;               /* SCR_FLUSH_ASYNC: checkpoints go through scr_transfer */
+  double flush_async_bw;         /* bytes/s per node, 0: no limit */
+  double flush_async_percent;    /* of a CPU, 0: no limit */
   uint64_t file_buf_size;
   char* copy_type;
 

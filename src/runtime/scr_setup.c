@@ -72,6 +72,19 @@ static int scr_setup_params(void)
   scr.halt_exit = scr_setup_bool("SCR_HALT_EXIT", 0, &rc);
   scr.halt_enabled = scr_setup_bool("SCR_HALT_ENABLED", 1, &rc);
   scr.flush_on_restart = scr_setup_bool("SCR_FLUSH_ON_RESTART", 0, &rc);
+  scr.flush_async = scr_setup_bool("SCR_FLUSH_ASYNC", 0, &rc);
+  unsigned long long bw = 0;
+  if (scr_param_get_bytes("SCR_FLUSH_ASYNC_BW", &bw) == SCR_ERR_CONFIG) rc = SCR_ERR_CONFIG;
+  scr.flush_async_bw = (double) bw;
+  scr.flush_async_percent = 0.0;
+  if (scr_param_get_double("SCR_FLUSH_ASYNC_PERCENT", &scr.flush_async_percent) == SCR_ERR_CONFIG)
+    rc = SCR_ERR_CONFIG;
+  if (scr.flush_async_percent < 0 || scr.flush_async_percent > 100) {
+    if (scr.rank == 0)
+      scr_err("SCR_FLUSH_ASYNC_PERCENT=%g (%s): give a percentage of one CPU, 0 to 100", scr.flush_async_percent,
+              scr_param_origin("SCR_FLUSH_ASYNC_PERCENT"));
+    rc = SCR_ERR_CONFIG;
+  }
   unsigned long long buf = 1024 * 1024;
   if (scr_param_get_bytes("SCR_FILE_BUF_SIZE", &buf) == SCR_ERR_CONFIG) rc = SCR_ERR_CONFIG;
   scr.file_buf_size = buf ? buf : 1024 * 1024;

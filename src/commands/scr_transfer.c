@@ -1,0 +1,256 @@
+/* scr_transfer.c - the scr_transfer daemon: copies, in the background and within
+ * its bandwidth and CPU limits, the files a node's ranks list in their transfer file. */
+#include "config.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_io.h"
+#include "scr_kvtree.h"
+#include "scr_transfer_file.h"
+
+/* How often an idle daemon looks at its file, and how many bytes it copies
+ * between two looks at the command while busy (a STOP or EXIT waits no longer) */
+#define TRANSFER_POLL_SECONDS 0.1
+#define TRANSFER_COMMAND_EVERY (64ull << 20)
+
+static const char* transfer_path;
+static pid_t transfer_parent;   /* 0: run until told to exit */
+static volatile sig_atomic_t transfer_stop_signal;
+
+static void transfer_usage(FILE* out)
+{
+  fprintf(out,
+    "Usage: scr_transfer [--parent PID] FILE\n"
+    "Copy the files listed in the transfer file FILE (<control dir>/transfer.scr)\n"
+    "to their destinations while its COMMAND is RUN, within its BW (bytes/s) and\n"
+    "PERCENT (of a CPU) limits, recording each file's WRITTEN and CRC, and DONE\n"
+    "once all are copied. The library starts one per node when SCR_FLUSH_ASYNC=1.\n"
+    "\n"
+    "  --parent PID   exit when process PID (the rank that started it) is gone\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "It exits when COMMAND is EXIT, when FILE is removed after it existed, and on\n"
+    "SIGTERM or SIGINT.\n");
+}
+
+static double transfer_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
+}
+
+static void transfer_sleep(double seconds)
+{
+  if (seconds <= 0) return;
+  struct timespec t = { (time_t) seconds, (long) ((seconds - (double) (time_t) seconds) * 1e9) };
+  while (nanosleep(&t, &t) != 0 && errno == EINTR && !transfer_stop_signal) {}
+}
+
+static int transfer_orphaned(void)
+{
+  return transfer_stop_signal || (transfer_parent > 0 && getppid() != transfer_parent);
+}
+
+static double transfer_double(const scr_kvtree* t, const char* key)
+{
+  const char* v = scr_kvtree_get_val(t, key);
+  double d = v ? strtod(v, NULL) : 0.0;
+  return d > 0 ? d : 0.0;
+}
+
+/* ---- one file */
+struct transfer_job {
+  char* src;
+  char* dst;
+  uint64_t size;
+  double bw, percent;
+  double start, busy_since;
+  uint64_t checked;     /* bytes copied at the last look at the command */
+};
+
+/* after each buffer: stay within the limits; give up on STOP, EXIT or orphaning */
+static int transfer_pace(uint64_t copied, void* arg)
+{
+  struct transfer_job* job = arg;
+  double now = transfer_now();
+  if (job->percent > 0 && job->percent < 100) {
+    /* sleep so that busy / (busy + asleep) stays at percent */
+    transfer_sleep((now - job->busy_since) * (100.0 / job->percent - 1.0));
+  }
+  if (job->bw > 0) transfer_sleep((double) copied / job->bw - (transfer_now() - job->start));
+  job->busy_since = transfer_now();
+  if (transfer_orphaned()) return 1;
+  if (copied - job->checked >= TRANSFER_COMMAND_EVERY) {
+    job->checked = copied;
+    scr_kvtree* t = scr_kvtree_new();
+    int go = scr_transfer_file_read(transfer_path, t) == SCR_SUCCESS &&
+             strcmp(scr_kvtree_get_val(t, SCR_TRANSFER_KEY_COMMAND) ?: "", SCR_TRANSFER_COMMAND_RUN) == 0 &&
+             scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, job->src) != NULL;
+    scr_kvtree_delete(&t);
+    if (!go) return 1;
+  }
+  return 0;
+}
+
+/* ---- the file's tree, under the lock */
+struct transfer_pick {
+  struct transfer_job* job;   /* filled with the next file to copy, if any */
+  int exit;                   /* COMMAND is EXIT */
+};
+
+static int transfer_pick_next(scr_kvtree* t, void* arg)
+{
+  struct transfer_pick* pick = arg;
+  const char* command = scr_kvtree_get_val(t, SCR_TRANSFER_KEY_COMMAND);
+  const char* state = SCR_TRANSFER_STATE_STOPPED;
+  int changed = 0;
+  if (command && strcmp(command, SCR_TRANSFER_COMMAND_EXIT) == 0) {
+    pick->exit = 1;
+  } else if (command && strcmp(command, SCR_TRANSFER_COMMAND_RUN) == 0) {
+    int pending = 0;
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(t, SCR_TRANSFER_KEY_FILES)); e; e = scr_kvtree_next(e)) {
+      scr_kvtree* f = scr_kvtree_elem_tree(e);
+      uint64_t size = 0, written = 0;
+      scr_kvtree_get_uint64(f, SCR_TRANSFER_KEY_SIZE, &size);
+      scr_kvtree_get_uint64(f, SCR_TRANSFER_KEY_WRITTEN, &written);
+      if (written >= size && scr_kvtree_get_val(f, SCR_TRANSFER_KEY_CRC)) continue;
+      if (scr_kvtree_get_val(f, SCR_TRANSFER_KEY_ERROR)) continue;
+      const char* dst = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_DESTINATION);
+      if (!dst) {
+        scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_ERROR, "no DESTINATION");
+        changed = 1;
+        continue;
+      }
+      pending = 1;
+      pick->job->src = strdup(scr_kvtree_elem_key(e));
+      pick->job->dst = strdup(dst);
+      pick->job->size = size;
+      break;
+    }
+    pick->job->bw = transfer_double(t, SCR_TRANSFER_KEY_BW);
+    pick->job->percent = transfer_double(t, SCR_TRANSFER_KEY_PERCENT);
+    const char* flag = scr_kvtree_get_val(t, SCR_TRANSFER_KEY_FLAG);
+    if (pending) {
+      state = SCR_TRANSFER_STATE_RUNNING;
+      if (flag) scr_kvtree_unset(t, SCR_TRANSFER_KEY_FLAG), changed = 1;
+    } else if (!flag && scr_kvtree_size(scr_kvtree_get(t, SCR_TRANSFER_KEY_FILES)) > 0) {
+      scr_kvtree_set_kv(t, SCR_TRANSFER_KEY_FLAG, SCR_TRANSFER_FLAG_DONE);
+      changed = 1;
+    }
+  }
+  const char* was = scr_kvtree_get_val(t, SCR_TRANSFER_KEY_STATE);
+  if (scr_kvtree_size(t) > 0 && (!was || strcmp(was, state) != 0)) {
+    scr_kvtree_set_kv(t, SCR_TRANSFER_KEY_STATE, state);
+    changed = 1;
+  }
+  /* an idle daemon looks often: it writes only what changed */
+  return changed ? SCR_SUCCESS : SCR_ERR_NOENT;
+}
+
+struct transfer_result {
+  const struct transfer_job* job;
+  int rc;
+  uint32_t crc;
+  uint64_t copied;
+  const char* why;
+};
+
+/* record how the copy ended, if the file is still wanted where it went */
+static int transfer_record(scr_kvtree* t, void* arg)
+{
+  const struct transfer_result* r = arg;
+  scr_kvtree* f = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, r->job->src);
+  const char* dst = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_DESTINATION);
+  if (!f || !dst || strcmp(dst, r->job->dst) != 0) return SCR_ERR_NOENT;
+  if (r->rc == SCR_SUCCESS) {
+    scr_kvtree_set_kv_uint64(f, SCR_TRANSFER_KEY_WRITTEN, r->copied);
+    scr_kvtree_set_kvf(f, SCR_TRANSFER_KEY_CRC, "0x%08x", r->crc);
+  } else {
+    scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_ERROR, r->why);
+  }
+  return SCR_SUCCESS;
+}
+
+static void transfer_copy(struct transfer_job* job)
+{
+  struct transfer_result r = { job, SCR_SUCCESS, 0, 0, NULL };
+  job->start = job->busy_since = transfer_now();
+  job->checked = 0;
+  r.rc = scr_io_copy_file_paced(job->src, job->dst, 0755, &r.crc, &r.copied, transfer_pace, job);
+  if (r.rc == SCR_ERR_FAILURE) return;   /* given up on purpose: try again when asked */
+  char why[512];
+  if (r.rc != SCR_SUCCESS) {
+    snprintf(why, sizeof(why), "copy to %s failed: %s", job->dst, scr_error_string(r.rc));
+    r.why = why;
+  } else if (r.copied != job->size) {
+    snprintf(why, sizeof(why), "%llu bytes copied, %llu expected: the cached file changed",
+             (unsigned long long) r.copied, (unsigned long long) job->size);
+    r.why = why;
+    r.rc = SCR_ERR_INVALID;
+  }
+  scr_transfer_file_update(transfer_path, transfer_record, &r);
+}
+
+static void transfer_on_signal(int sig)
+{
+  (void) sig;
+  transfer_stop_signal = 1;
+}
+
+int main(int argc, char** argv)
+{
+  scr_log_program = "scr_transfer";
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      transfer_usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--parent") && i + 1 < argc) {
+      transfer_parent = (pid_t) atol(argv[++i]);
+    } else {
+      scr_err("unknown option '%s': see scr_transfer --help", argv[i]);
+      return 2;
+    }
+  }
+  if (argc - i != 1) {
+    scr_err("give one transfer file: see scr_transfer --help");
+    return 2;
+  }
+  transfer_path = argv[i];
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = transfer_on_signal;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  /* the rank that started it may be killed without a word: then stop too */
+  if (transfer_parent > 0) prctl(PR_SET_PDEATHSIG, SIGTERM);
+
+  int seen = 0;
+  while (!transfer_orphaned()) {
+    struct transfer_job job = { 0 };
+    struct transfer_pick pick = { &job, 0 };
+    int exists = access(transfer_path, F_OK) == 0;
+    if (seen && !exists) break;
+    seen |= exists;
+    int rc = exists ? scr_transfer_file_update(transfer_path, transfer_pick_next, &pick) : SCR_ERR_NOENT;
+    if (rc != SCR_SUCCESS && rc != SCR_ERR_NOENT) {
+      transfer_sleep(1.0);    /* a damaged or unwritable file: the library will say so */
+      continue;
+    }
+    if (pick.exit) break;
+    if (job.src) transfer_copy(&job);
+    else transfer_sleep(TRANSFER_POLL_SECONDS);
+    free(job.src);
+    free(job.dst);
+  }
+  return 0;
+}

@@ -1,0 +1,321 @@
+/* scr_flush_async.c - the library's side of the asynchronous flush: list the files
+ * in the node's transfer file, start the node's scr_transfer daemon, and complete the flush. */
+#define _GNU_SOURCE
+#include "config.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_path.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_transfer_file.h"
+#include "scr_globals.h"
+#include "scr_mpi.h"
+#include "scr_cache.h"
+#include "scr_flush.h"
+#include "scr_flush_async.h"
+
+extern char** environ;
+
+/* One flush in flight at most, the same on every rank: started and completed
+ * collectively. Only the node's first rank starts and stops the daemon. */
+static int async_id = -1;
+static double async_start;
+static char* transfer_path;
+static pid_t daemon_pid;
+
+#define FLUSHING_KEY "FLUSHING"
+
+/* ---- the daemon */
+
+/* scr_transfer next to the library in a build tree or an installation, else
+ * in the configured bindir */
+static char* daemon_program(void)
+{
+  Dl_info info;
+  char here[PATH_MAX];
+  if (dladdr((void*) daemon_program, &info) && info.dli_fname && realpath(info.dli_fname, here)) {
+    char* dir = scr_path_dirname(here);
+    const char* candidates[] = { "../bin/scr_transfer", "../scr_transfer", "scr_transfer" };
+    for (size_t i = 0; dir && i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+      char* path = scr_path_join(dir, candidates[i]);
+      if (path && access(path, X_OK) == 0) {
+        free(dir);
+        return path;
+      }
+      free(path);
+    }
+    free(dir);
+  }
+  return strdup(SCR_BINDIR "/scr_transfer");
+}
+
+static int daemon_alive(void)
+{
+  return daemon_pid > 0 && waitpid(daemon_pid, NULL, WNOHANG) == 0;
+}
+
+/* node leader: 1 when a daemon runs for this node (started now if needed) */
+static int daemon_ensure(void)
+{
+  if (daemon_alive()) return 1;
+  daemon_pid = 0;
+  char* program = daemon_program();
+  char parent[32];
+  snprintf(parent, sizeof(parent), "%ld", (long) getpid());
+  char* argv[] = { "scr_transfer", "--parent", parent, transfer_path, NULL };
+  /* without LD_PRELOAD: the daemon is no MPI program and needs no interposition */
+  size_t n = 0;
+  while (environ[n]) n++;
+  char** env = calloc(n + 1, sizeof(char*));
+  size_t k = 0;
+  for (size_t i = 0; env && i < n; i++)
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
+  int rc = env ? posix_spawn(&daemon_pid, program, NULL, NULL, argv, env) : ENOMEM;
+  if (rc != 0) {
+    scr_err("cannot start %s for the asynchronous flush: %s", program, strerror(rc));
+    daemon_pid = 0;
+  }
+  free(env);
+  free(program);
+  return rc == 0;
+}
+
+static int command_exit(scr_kvtree* t, void* arg)
+{
+  (void) arg;
+  if (scr_kvtree_size(t) == 0) return SCR_ERR_NOENT;
+  scr_kvtree_set_kv(t, SCR_TRANSFER_KEY_COMMAND, SCR_TRANSFER_COMMAND_EXIT);
+  return SCR_SUCCESS;
+}
+
+static void daemon_stop(void)
+{
+  if (daemon_pid <= 0) return;
+  scr_transfer_file_update(transfer_path, command_exit, NULL);
+  /* idle, it looks at its file ten times a second */
+  for (int i = 0; i < 50 && daemon_alive(); i++) {
+    struct timespec t = { 0, 100 * 1000 * 1000 };
+    nanosleep(&t, NULL);
+  }
+  if (daemon_alive()) {
+    kill(daemon_pid, SIGTERM);
+    waitpid(daemon_pid, NULL, 0);
+  }
+  daemon_pid = 0;
+}
+
+/* ---- this rank's files in the transfer file */
+
+/* FILES/<cache path>/{DESTINATION, SIZE} of this rank's files of the dataset;
+ * NULL when a file has no destination or already is there (cache bypass) */
+static scr_kvtree* my_transfers(int id)
+{
+  scr_kvtree* list = scr_kvtree_new();
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
+       e = scr_kvtree_next(e)) {
+    const char* src = scr_kvtree_elem_key(e);
+    char* dst = scr_flush_destination(scr_kvtree_elem_tree(e));
+    if (!dst || strcmp(src, dst) == 0) {
+      free(dst);
+      scr_kvtree_delete(&list);
+      return NULL;
+    }
+    uint64_t size = 0;
+    scr_kvtree_get_uint64(scr_kvtree_elem_tree(e), "SIZE", &size);
+    scr_kvtree* f = scr_kvtree_add_kv(list, SCR_TRANSFER_KEY_FILES, src);
+    scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_DESTINATION, dst);
+    scr_kvtree_set_kv_uint64(f, SCR_TRANSFER_KEY_SIZE, size);
+    free(dst);
+  }
+  return list;
+}
+
+static int add_files(scr_kvtree* t, void* arg)
+{
+  const scr_kvtree* list = arg;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(list, SCR_TRANSFER_KEY_FILES)); e;
+       e = scr_kvtree_next(e)) {
+    scr_kvtree* f = scr_kvtree_add_kv(t, SCR_TRANSFER_KEY_FILES, scr_kvtree_elem_key(e));
+    scr_kvtree_clear(f);
+    scr_kvtree_merge(f, scr_kvtree_elem_tree(e));
+    scr_kvtree_set_kv_uint64(f, SCR_TRANSFER_KEY_WRITTEN, 0);
+  }
+  scr_kvtree_set_kv_double(t, SCR_TRANSFER_KEY_BW, scr.flush_async_bw);
+  scr_kvtree_set_kv_double(t, SCR_TRANSFER_KEY_PERCENT, scr.flush_async_percent);
+  scr_kvtree_set_kv(t, SCR_TRANSFER_KEY_COMMAND, SCR_TRANSFER_COMMAND_RUN);
+  scr_kvtree_unset(t, SCR_TRANSFER_KEY_FLAG);
+  return SCR_SUCCESS;
+}
+
+static int remove_files(scr_kvtree* t, void* arg)
+{
+  const scr_kvtree* list = arg;
+  int had = scr_kvtree_get(t, SCR_TRANSFER_KEY_FILES) != NULL;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(list, SCR_TRANSFER_KEY_FILES)); e;
+       e = scr_kvtree_next(e))
+    scr_kvtree_unset_kv(t, SCR_TRANSFER_KEY_FILES, scr_kvtree_elem_key(e));
+  /* the last rank's files gone: the daemon idles until the next flush */
+  if (had && !scr_kvtree_get(t, SCR_TRANSFER_KEY_FILES)) {
+    scr_kvtree_unset(t, SCR_TRANSFER_KEY_FLAG);
+    scr_kvtree_set_kv(t, SCR_TRANSFER_KEY_COMMAND, SCR_TRANSFER_COMMAND_STOP);
+  }
+  return SCR_SUCCESS;
+}
+
+static void set_flushing(int id, int on)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  if (!dset) return;
+  if (on) scr_kvtree_set_kv_int(dset, FLUSHING_KEY, 1);
+  else scr_kvtree_unset(dset, FLUSHING_KEY);
+  scr_cache_save_filemap();
+}
+
+/* ---- the steps */
+
+void scr_flush_async_init(void)
+{
+  async_id = -1;
+  free(transfer_path);
+  transfer_path = scr_transfer_file_path(scr.cntl_dir);
+  /* a run killed during a background flush left its list: nothing of it is
+   * being copied now (its daemon stopped with it) */
+  if (scr.node_rank == 0 && transfer_path) unlink(transfer_path);
+  int marked = 0;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+    if (!scr_kvtree_get(scr_kvtree_elem_tree(e), FLUSHING_KEY)) continue;
+    scr_kvtree_unset(scr_kvtree_elem_tree(e), FLUSHING_KEY);
+    marked = 1;
+  }
+  if (marked) scr_cache_save_filemap();
+  MPI_Barrier(scr.comm_node);
+}
+
+int scr_flush_async_start(int id)
+{
+  if (!scr.flush_async || !transfer_path) return SCR_ERR_INVALID;
+  scr_flush_async_wait();
+  int usable = scr.node_rank != 0 || daemon_ensure();
+  if (!scr_mpi_all_true(usable, scr.comm_world)) {
+    if (scr.rank == 0)
+      scr_warn("asynchronous flush unavailable (no scr_transfer daemon on some node): flushing synchronously "
+               "from now on");
+    scr.flush_async = 0;
+    return SCR_ERR_INVALID;
+  }
+  scr_kvtree* list = my_transfers(id);
+  if (!scr_mpi_all_true(list != NULL, scr.comm_world)) {
+    scr_kvtree_delete(&list);
+    return SCR_ERR_INVALID;  /* cache bypass: the files are on the prefix already */
+  }
+  int rc = scr_flush_prepare(id);
+  if (rc != SCR_SUCCESS) {
+    scr_kvtree_delete(&list);
+    return rc;
+  }
+  int added = scr_transfer_file_update(transfer_path, add_files, list) == SCR_SUCCESS;
+  if (!scr_mpi_all_true(added, scr.comm_world)) {
+    if (added) scr_transfer_file_update(transfer_path, remove_files, list);
+    if (!added) scr_err("cannot list the files of dataset %d in %s for the asynchronous flush", id, transfer_path);
+    scr_kvtree_delete(&list);
+    return SCR_ERR_IO;
+  }
+  scr_kvtree_delete(&list);
+  set_flushing(id, 1);
+  async_id = id;
+  async_start = scr_log_seconds();
+  if (scr.rank == 0) scr_dbg(1, "flushing dataset %d to %s in the background", id, scr.prefix);
+  return SCR_SUCCESS;
+}
+
+/* this rank's files of the flush in flight: 1 all copied, 0 some pending,
+ * -1 some failed (said, with the reason the daemon gave) */
+static int my_state(const scr_kvtree* list, const scr_kvtree* transfer)
+{
+  int state = 1;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(list, SCR_TRANSFER_KEY_FILES)); e;
+       e = scr_kvtree_next(e)) {
+    scr_kvtree* f = scr_kvtree_get_kv(transfer, SCR_TRANSFER_KEY_FILES, scr_kvtree_elem_key(e));
+    const char* error = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_ERROR);
+    if (!f || error) {
+      scr_err("asynchronous flush of dataset %d: %s: %s", async_id, scr_kvtree_elem_key(e),
+              error ? error : "no longer in the transfer file");
+      return -1;
+    }
+    uint64_t size = 0, written = 0;
+    scr_kvtree_get_uint64(f, SCR_TRANSFER_KEY_SIZE, &size);
+    scr_kvtree_get_uint64(f, SCR_TRANSFER_KEY_WRITTEN, &written);
+    if (written < size || !scr_kvtree_get_val(f, SCR_TRANSFER_KEY_CRC)) state = 0;
+  }
+  return state;
+}
+
+int scr_flush_async_progress(void)
+{
+  if (async_id < 0) return 1;
+  int id = async_id;
+  scr_kvtree* list = my_transfers(id);
+  scr_kvtree* transfer = scr_kvtree_new();
+  int state = -1;
+  if (!list) scr_err("asynchronous flush of dataset %d: its files left the cache", id);
+  else if (scr_transfer_file_read(transfer_path, transfer) != SCR_SUCCESS)
+    scr_err("asynchronous flush of dataset %d: cannot read %s", id, transfer_path);
+  else state = my_state(list, transfer);
+  int states[2] = { state == 0, state < 0 }, all[2];
+  MPI_Allreduce(states, all, 2, MPI_INT, MPI_MAX, scr.comm_world);
+  if (all[0] && !all[1]) {
+    scr_kvtree_delete(&transfer);
+    scr_kvtree_delete(&list);
+    return 0;
+  }
+  /* every rank's files copied, or one failed: complete it either way */
+  int ok = !all[1];
+  scr_kvtree* rank2file = scr_kvtree_new();
+  scr_kvtree* mine = scr_flush_rank2file_start(id, rank2file);
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e && ok;
+       e = scr_kvtree_next(e)) {
+    scr_kvtree* f = scr_kvtree_get_kv(transfer, SCR_TRANSFER_KEY_FILES, scr_kvtree_elem_key(e));
+    uint64_t written = 0;
+    scr_kvtree_get_uint64(f, SCR_TRANSFER_KEY_WRITTEN, &written);
+    const char* crc = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_CRC);
+    ok = scr_flush_check_copy(id, scr_kvtree_elem_key(e), scr_kvtree_get_val(f, SCR_TRANSFER_KEY_DESTINATION),
+                              scr_kvtree_elem_tree(e), SCR_SUCCESS, written,
+                              crc ? (uint32_t) strtoul(crc, NULL, 16) : 0, mine);
+  }
+  if (ok) scr_flush_copy_attached(id);
+  if (list) scr_transfer_file_update(transfer_path, remove_files, list);
+  scr_kvtree_delete(&transfer);
+  scr_kvtree_delete(&list);
+  set_flushing(id, 0);
+  async_id = -1;
+  scr_flush_finish(id, ok, rank2file, async_start);
+  scr_kvtree_delete(&rank2file);
+  return 1;
+}
+
+void scr_flush_async_wait(void)
+{
+  while (!scr_flush_async_progress()) {
+    struct timespec t = { 0, 50 * 1000 * 1000 };
+    nanosleep(&t, NULL);
+  }
+}
+
+void scr_flush_async_finalize(void)
+{
+  scr_flush_async_wait();
+  if (scr.node_rank == 0) daemon_stop();
+  free(transfer_path);
+  transfer_path = NULL;
+}
