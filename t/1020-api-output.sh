@@ -22,4 +22,17 @@ test_expect_success 'SCR_Finalize flushes the newest checkpoint when flushing is
   check_pfs_file 3 0 8192 && check_pfs_file 3 1 8192 && test ! -e '$PREFIX/ckpt.2'
 "
 
+test_expect_success 'flush.scr lists what the cache holds: CACHE until flushed, gone once evicted' "
+  rm -rf '$PREFIX'/* '$PREFIX/.scr' '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' &&
+  SCR_FLUSH=0 scr_app 2 --steps 3 --bytes 8192 >out 2>err &&
+  scr_print '$PREFIX/.scr/flush.scr' >flush.txt &&
+  test \$(grep -c 'LOCATION = CACHE' flush.txt) = 1 && expect_grep 'NAME = ckpt.3' flush.txt &&
+  ! grep -q 'ckpt\.[12]' flush.txt
+"
+
+test_expect_success 'a run that finds the cache empty forgets what flush.scr listed' "
+  rm -rf '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' &&
+  SCR_FLUSH=0 SCR_FETCH=0 scr_app 2 --steps 0 >out 2>err && test ! -e '$PREFIX/.scr/flush.scr'
+"
+
 test_done

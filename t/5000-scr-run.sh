@@ -112,11 +112,14 @@ test_expect_success 'the program runs with libscr_preload.so preloaded, the laun
   expect_grep "^preload=\[.*libscr_preload.so\]$" out
 '
 
-test_expect_success 'a job that ends well is launched once; scr_postrun finds its checkpoint flushed' '
+test_expect_success 'a job that ends well: one launch; scr_postrun sees its checkpoint flushed (as scr_scavenge would)' '
   fresh && srun_app ok SCR_FLUSH=1 -- --steps 3 --bytes 4096 &&
   test "$(status_of ok)" = 0 && expect_grep "^done: step 3$" "$TRASH/ok" &&
   ! grep -q "launch 2" "$TRASH/ok" &&
-  expect_grep "scr_scavenge: dataset 3 (ckpt.3) is already in" "$TRASH/ok" && pfs_checkpoint 3
+  expect_grep "scr_postrun: every dataset the job left in cache is in .*: nothing to scavenge" "$TRASH/ok" &&
+  ! grep -q scr_scavenge "$TRASH/ok" && pfs_checkpoint 3 &&
+  (cd "$PREFIX" && SCR_FETCH=0 scr_cluster run --nodes node0,node1,node2,node3 --ppn 2 -- scr_scavenge) >out 2>&1 &&
+  expect_grep "scr_scavenge: dataset 3 (ckpt.3) is already in" out
 '
 
 test_expect_success 'a lost node: launched again on the spare, resumed from the checkpoint rebuilt in cache' '

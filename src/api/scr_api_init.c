@@ -17,6 +17,7 @@
 #include "scr_cache.h"
 #include "scr_cache_distribute.h"
 #include "scr_flush.h"
+#include "scr_flush_file.h"
 #include "scr_flush_async.h"
 #include "scr_halt.h"
 #include "scr_restart.h"
@@ -89,6 +90,8 @@ int SCR_Init(void)
   if (!current || !*current) scr_restart_select(-1);
   if (scr.restart_id >= 0 && scr.flush_on_restart && !scr_flush_is_flushed(scr.restart_id))
     scr_flush_dataset(scr.restart_id);
+  /* what scr_postrun reads to know whether the cache holds anything to scavenge */
+  if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
 
   scr.time_last_checkpoint_end = scr_log_seconds();
   scr.initialized = 1;

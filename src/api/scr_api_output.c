@@ -17,6 +17,7 @@
 #include "scr_mpi.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_flush_file.h"
 #include "scr_flush_async.h"
 #include "scr_halt.h"
 #include "scr_event_log.h"
@@ -364,6 +365,8 @@ int SCR_Complete_output(int valid)
   scr_dbg(2, "redundancy of dataset %d took %.3f s", id, redundancy_seconds);
   double seconds = scr_log_seconds() - scr.output_start_time;
   scr_complete_report(id, totals[0], totals[1], seconds);
+  /* in cache only, until a flush: scr_postrun scavenges what this file says */
+  if (scr.rank == 0) scr_flush_file_set_location(scr.prefix, id, scr.output_name, SCR_FLUSH_FILE_CACHE);
   scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_COMPLETE" : "OUTPUT_COMPLETE",
                 "dset=%d name=%s files=%llu bytes=%llu seconds=%.3f", id, scr.output_name,
                 (unsigned long long) totals[0], (unsigned long long) totals[1], seconds);

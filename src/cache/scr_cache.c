@@ -18,6 +18,7 @@
 #include "scr_globals.h"
 #include "scr_mpi.h"
 #include "scr_cache.h"
+#include "scr_flush_file.h"
 
 char* scr_cache_dataset_dir(int id)
 {
@@ -343,6 +344,7 @@ int scr_cache_delete_dataset(int id)
   free(trash);
   free(dir);
   scr_filemap_remove_dataset(scr.filemap, id);
+  if (scr.rank == 0 && scr.prefix) scr_flush_file_remove(scr.prefix, id);
   return scr_cache_save_filemap();
 }
 

@@ -1,10 +1,14 @@
 /* scr_flush_file.c - maintain <prefix>/.scr/flush.scr (see scr_flush_file.h).
  * Only rank 0 of a job writes it, so a plain atomic rewrite is enough. */
 #include "config.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "scr_error.h"
 #include "scr_kvtree.h"
+#include "scr_dataset.h"
 #include "scr_flush_file.h"
 
 static char* scr_flush_file_path(const char* prefix)
@@ -25,8 +29,13 @@ static int scr_flush_file_edit(const char* prefix, int id, const char* name, con
     scr_kvtree* dset = scr_kvtree_add_kv_int(tree, "DSET", id);
     if (name) scr_kvtree_set_kv(dset, "NAME", name);
     scr_kvtree_set_kv(dset, "LOCATION", location);
-  } else {
+  } else if (scr_kvtree_get_kv_int(tree, "DSET", id)) {
     scr_kvtree_unset_kv_int(tree, "DSET", id);
+  } else {
+    /* nothing to forget: no write */
+    scr_kvtree_delete(&tree);
+    free(path);
+    return SCR_SUCCESS;
   }
   rc = scr_kvtree_write_file(path, tree);
   scr_kvtree_delete(&tree);
@@ -42,4 +51,38 @@ int scr_flush_file_set_location(const char* prefix, int id, const char* name, co
 int scr_flush_file_remove(const char* prefix, int id)
 {
   return scr_flush_file_edit(prefix, id, NULL, NULL);
+}
+
+int scr_flush_file_match(const char* prefix, const scr_kvtree* filemap)
+{
+  char* path = scr_flush_file_path(prefix);
+  if (!path) return SCR_ERR_NOMEM;
+  scr_kvtree* old = scr_kvtree_new();
+  if (scr_kvtree_read_file_if_exists(path, old) != SCR_SUCCESS) scr_kvtree_clear(old);
+  scr_kvtree* now = scr_kvtree_new();
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+    const scr_kvtree* cached = scr_kvtree_elem_tree(e);
+    long long flushed = 0;
+    scr_kvtree_get_int(cached, "FLUSHED", &flushed);
+    scr_kvtree* dset = scr_kvtree_add_kv_int(now, "DSET", scr_kvtree_elem_key_int(e));
+    const char* name = scr_dataset_get_name(scr_kvtree_get(cached, "DSETDESC"));
+    if (name) scr_kvtree_set_kv(dset, "NAME", name);
+    scr_kvtree_set_kv(dset, "LOCATION", flushed == 1 ? SCR_FLUSH_FILE_PFS : SCR_FLUSH_FILE_CACHE);
+  }
+  /* rewritten only when it changed: on a parallel file system each write counts */
+  int rc = SCR_SUCCESS;
+  size_t a = scr_kvtree_pack_size(old), b = scr_kvtree_pack_size(now);
+  unsigned char* pa = malloc(a ? a : 1);
+  unsigned char* pb = malloc(b ? b : 1);
+  int same = pa && pb && a == b && scr_kvtree_pack(old, pa) == a && scr_kvtree_pack(now, pb) == b &&
+             memcmp(pa, pb, a) == 0;
+  if (!pa || !pb) rc = SCR_ERR_NOMEM;
+  else if (!same && scr_kvtree_size(now) > 0) rc = scr_kvtree_write_file(path, now);
+  else if (!same && unlink(path) != 0 && errno != ENOENT) rc = SCR_ERR_IO;
+  free(pa);
+  free(pb);
+  scr_kvtree_delete(&old);
+  scr_kvtree_delete(&now);
+  free(path);
+  return rc;
 }

@@ -3,6 +3,8 @@
 #ifndef SCR_FLUSH_FILE_H
 #define SCR_FLUSH_FILE_H
 
+#include "scr_kvtree.h"
+
 /* Layout: DSET/<id>/NAME = <name>, LOCATION = CACHE | FLUSHING | PFS */
 #define SCR_FLUSH_FILE_CACHE    "CACHE"
 #define SCR_FLUSH_FILE_FLUSHING "FLUSHING"
@@ -11,5 +13,9 @@
 int scr_flush_file_set_location(const char* prefix, int id, const char* name, const char* location);
 /* forget a dataset that left the cache */
 int scr_flush_file_remove(const char* prefix, int id);
+/* make the file list exactly the datasets of filemap (a rank's, at start-up):
+ * CACHE, or PFS for those marked FLUSHED; entries of datasets a lost
+ * allocation took are dropped. Written only when it changes. */
+int scr_flush_file_match(const char* prefix, const scr_kvtree* filemap);
 
 #endif
