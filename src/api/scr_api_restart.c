@@ -16,6 +16,7 @@
 #include "scr_dataset.h"
 #include "scr_index_file.h"
 #include "scr_flush_file.h"
+#include "scr_flush_async.h"
 #include "scr_summary_file.h"
 #include "scr_globals.h"
 #include "scr_mpi.h"
@@ -116,6 +117,8 @@ int SCR_Drop(const char* name)
 {
   if (!name || scr_api_check_ready("SCR_Drop") != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) return SCR_SUCCESS;
+  /* a background flush must not index what this removes, after it */
+  scr_flush_async_wait();
   int rc = SCR_SUCCESS;
   if (scr.rank == 0) {
     rc = scr_index_file_update(scr.prefix, scr_drop_from_index, (void*) name);
@@ -202,6 +205,8 @@ int SCR_Delete(const char* name)
 {
   if (!name || scr_api_check_ready("SCR_Delete") != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) return SCR_SUCCESS;
+  /* a background flush must not index what this removes, after it */
+  scr_flush_async_wait();
 
   /* in cache: every rank drops its copy */
   scr_kvtree_elem* e;

@@ -184,18 +184,18 @@ int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
+  const char* name = scr_dataset_get_name(desc);
   int rc = SCR_SUCCESS;
-  ok = scr_mpi_all_true(ok, scr.comm_world);
+  /* a dataset that left the cache meanwhile is neither indexed nor listed */
+  ok = scr_mpi_all_true(ok && dset, scr.comm_world);
   scr_kvtree* all = scr_kvtree_new();
   if (ok) scr_mpi_gather_kvtree(rank2file, all, 0, scr.comm_world);
   if (ok && scr.rank == 0) {
     scr_kvtree_set_kv_int(all, "RANKS", scr.ranks);
     rc = scr_flush_write_metadata(id, desc, all);
   }
-  if (!ok && scr.rank == 0) {
-    scr_flush_file_set_location(scr.prefix, id, scr_dataset_get_name(desc), SCR_FLUSH_FILE_CACHE);
-    rc = SCR_ERR_IO;
-  }
+  if (!ok && scr.rank == 0 && dset) scr_flush_file_set_location(scr.prefix, id, name, SCR_FLUSH_FILE_CACHE);
+  if (!ok) rc = SCR_ERR_IO;
   MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
   scr_kvtree_delete(&all);
 
@@ -203,14 +203,11 @@ int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start)
     scr_kvtree_set_kv_int(dset, "FLUSHED", 1);
     scr_cache_save_filemap();
     double seconds = scr_log_seconds() - start;
-    if (scr.rank == 0)
-      scr_dbg(1, "flushed dataset %d (%s) to %s in %.3f s", id, scr_dataset_get_name(desc),
-              scr.prefix, seconds);
-    scr_event_log("FLUSH_COMPLETE", "dset=%d name=%s seconds=%.3f", id,
-                  scr_dataset_get_name(desc), seconds);
+    if (scr.rank == 0) scr_dbg(1, "flushed dataset %d (%s) to %s in %.3f s", id, name, scr.prefix, seconds);
+    scr_event_log("FLUSH_COMPLETE", "dset=%d name=%s seconds=%.3f", id, name, seconds);
   } else if (scr.rank == 0) {
-    scr_err("dataset %d (%s) was not flushed to %s; it stays in cache", id,
-            scr_dataset_get_name(desc), scr.prefix);
+    scr_err("dataset %d (%s) was not flushed to %s%s", id, name ? name : "?", scr.prefix,
+            dset ? "; it stays in cache" : ": it left the cache meanwhile");
   }
   return rc;
 }
