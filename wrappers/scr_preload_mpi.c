@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
 #include "scr_error.h"
@@ -36,6 +38,44 @@ static const struct scr_preload_engine* mpi_engine_load(void)
   return engine;
 }
 
+/* Python loads extension modules RTLD_LOCAL, and with mpi4py the MPI library
+ * it links: RTLD_NEXT then finds no PMPI_Init. The module that called the
+ * wrapper links that library, so its handle finds the symbols among its
+ * dependencies; it is kept for every later lookup. */
+static void* mpi_library;
+
+static void* mpi_symbol(const char* name, const void* caller)
+{
+  void* symbol = dlsym(RTLD_NEXT, name);
+  if (symbol) return symbol;
+  void* handle = __atomic_load_n(&mpi_library, __ATOMIC_ACQUIRE);
+  Dl_info info;
+  if (!handle && caller && dladdr(caller, &info) && info.dli_fname) {
+    handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    void* none = NULL;
+    if (handle && (!dlsym(handle, "PMPI_Init") ||
+                   !__atomic_compare_exchange_n(&mpi_library, &none, handle, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
+      dlclose(handle);
+      handle = __atomic_load_n(&mpi_library, __ATOMIC_ACQUIRE);
+    }
+  }
+  return handle ? dlsym(handle, name) : NULL;
+}
+
+/* the real MPI function of a wrapper: the table's, else found through the
+ * caller (the first time; kept in a static of the wrapper) */
+#define SCR_MPI_REAL(name, symbol) \
+  __extension__({ \
+    static __typeof__(scr_preload_real.name) mpi_found_; \
+    __typeof__(scr_preload_real.name) mpi_real_ = SCR_REAL(name); \
+    if (!mpi_real_) mpi_real_ = __atomic_load_n(&mpi_found_, __ATOMIC_RELAXED); \
+    if (!mpi_real_) { \
+      mpi_real_ = (__typeof__(mpi_real_)) mpi_symbol(symbol, __builtin_return_address(0)); \
+      __atomic_store_n(&mpi_found_, mpi_real_, __ATOMIC_RELAXED); \
+    } \
+    mpi_real_; \
+  })
+
 /* the engine runs once per process, after the first successful init */
 static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct scr_preload_engine* mpi_engine = NULL;
@@ -45,7 +85,7 @@ static int mpi_started = 0;
 static int mpi_world_rank(void)
 {
   int rank = 0;
-  int (*comm_rank)(MPI_Comm, int*) = (int (*)(MPI_Comm, int*)) dlsym(RTLD_DEFAULT, "PMPI_Comm_rank");
+  int (*comm_rank)(MPI_Comm, int*) = (int (*)(MPI_Comm, int*)) mpi_symbol("PMPI_Comm_rank", NULL);
   if (comm_rank) comm_rank(MPI_COMM_WORLD, &rank);
   return rank;
 }
@@ -62,6 +102,19 @@ static void mpi_start_engine(void)
     scr_preload_real_enter();
     int saved_errno = errno;
     char errbuf[1024] = "";
+    if (mpi_symbol("ompi_mpi_comm_world", NULL)) {
+      /* another MPI's handles would crash this MPICH build: stay out of the way */
+      const char* rank = getenv("OMPI_COMM_WORLD_RANK");   /* said once, by rank 0 */
+      if ((!rank || strcmp(rank, "0") == 0) && scr_preload_state_load(errbuf, sizeof(errbuf)) == SCR_SUCCESS &&
+          scr_preload_state_rules())
+        scr_err("the program uses Open MPI, and libscr_preload.so was built for MPICH: the job runs without "
+                "checkpoint protection");
+      scr_preload_state_install(NULL);
+      errno = saved_errno;
+      scr_preload_real_leave();
+      pthread_mutex_unlock(&mpi_lock);
+      return;
+    }
     scr_log_rank = mpi_world_rank();
     if (scr_preload_state_load(errbuf, sizeof(errbuf)) != SCR_SUCCESS) {
       if (scr_log_rank == 0) scr_err("%s: the job runs without checkpoint protection", errbuf);
@@ -105,7 +158,7 @@ static int mpi_missing(const char* name)
 
 SCR_PRELOAD_API int MPI_Init(int* argc, char*** argv)
 {
-  int (*real)(int*, char***) = SCR_REAL(MPI_Init);
+  int (*real)(int*, char***) = SCR_MPI_REAL(MPI_Init, "PMPI_Init");
   if (!real) return mpi_missing("MPI_Init");
   int rc = real(argc, argv);
   if (rc == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine();
@@ -114,7 +167,7 @@ SCR_PRELOAD_API int MPI_Init(int* argc, char*** argv)
 
 SCR_PRELOAD_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
 {
-  int (*real)(int*, char***, int, int*) = SCR_REAL(MPI_Init_thread);
+  int (*real)(int*, char***, int, int*) = SCR_MPI_REAL(MPI_Init_thread, "PMPI_Init_thread");
   if (!real) return mpi_missing("MPI_Init_thread");
   int rc = real(argc, argv, required, provided);
   if (rc == MPI_SUCCESS && !scr_preload_real_is_internal()) mpi_start_engine();
@@ -123,7 +176,7 @@ SCR_PRELOAD_API int MPI_Init_thread(int* argc, char*** argv, int required, int* 
 
 SCR_PRELOAD_API int MPI_Finalize(void)
 {
-  int (*real)(void) = SCR_REAL(MPI_Finalize);
+  int (*real)(void) = SCR_MPI_REAL(MPI_Finalize, "PMPI_Finalize");
   if (!real) return mpi_missing("MPI_Finalize");
   if (!scr_preload_real_is_internal()) mpi_stop_engine();
   return real();
@@ -144,11 +197,23 @@ static int mpi_barrier_engine(MPI_Comm comm)
   return synchronized;
 }
 
-SCR_PRELOAD_API int MPI_Barrier(MPI_Comm comm)
+/* MPI_Comm is an int in MPICH's ABI and a pointer in Open MPI's. Where the
+ * argument travels in a register (x86-64, AArch64), the wrapper takes the
+ * register whole and hands it on as it came, so that an Open MPI program
+ * that inherits LD_PRELOAD runs as without it (the engine, MPICH's, never
+ * starts there: see mpi_start_engine). */
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+typedef uintptr_t mpi_comm_word;
+SCR_PRELOAD_API int scr_preload_wrapper_MPI_Barrier(mpi_comm_word comm) __asm__("MPI_Barrier");
+SCR_PRELOAD_API int scr_preload_wrapper_MPI_Barrier(mpi_comm_word comm)
+#else
+typedef MPI_Comm mpi_comm_word;
+SCR_PRELOAD_API int MPI_Barrier(mpi_comm_word comm)
+#endif
 {
-  int (*real)(MPI_Comm) = SCR_REAL(MPI_Barrier);
+  int (*real)(mpi_comm_word) = (int (*)(mpi_comm_word)) (void (*)(void)) SCR_MPI_REAL(MPI_Barrier, "PMPI_Barrier");
   if (!real) return mpi_missing("MPI_Barrier");
-  if (!scr_preload_real_is_internal() && mpi_barrier_engine(comm)) return MPI_SUCCESS;
+  if (!scr_preload_real_is_internal() && mpi_barrier_engine((MPI_Comm) comm)) return MPI_SUCCESS;
   return real(comm);
 }
 
@@ -162,9 +227,9 @@ SCR_PRELOAD_API int MPI_Barrier(MPI_Comm comm)
  * underneath does not complete a second time. An ierror may be NULL: it is
  * optional in mpi_f08. */
 
-static void* mpi_fortran_real(const char* name)
+static void* mpi_fortran_real(const char* name, const void* caller)
 {
-  void* real = dlsym(RTLD_NEXT, name);
+  void* real = mpi_symbol(name, caller);
   if (!real) scr_err("%s: not found in the MPI library", name);
   return real;
 }
@@ -179,7 +244,7 @@ typedef void mpi_fortran_barrier(MPI_Fint* comm, MPI_Fint* ierr);
 #define MPI_FORTRAN_REAL(type, name, ierr) \
   static type* resolved = NULL; \
   type* real = __atomic_load_n(&resolved, __ATOMIC_RELAXED); \
-  if (!real) __atomic_store_n(&resolved, real = (type*) mpi_fortran_real(name), __ATOMIC_RELAXED); \
+  if (!real) __atomic_store_n(&resolved, real = (type*) mpi_fortran_real(name, __builtin_return_address(0)), __ATOMIC_RELAXED); \
   if (!real) { \
     if (ierr) *(ierr) = MPI_ERR_OTHER; \
     return; \
