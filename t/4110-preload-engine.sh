@@ -442,4 +442,14 @@ test_expect_success 'an output file and a checkpoint file of the same step are t
   expect_grep '^resumed from step 3' mixed2.out
 "
 
+test_expect_success 'a temporary file no rule matches, renamed to a checkpoint name, completes the checkpoint at once' "
+  fresh joined && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/joined/.scrconf &&
+  ! fileops joined joined.die.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat.tmp \
+      rename:ckpt.1/rank_%d.dat.tmp=ckpt.1/rank_%d.dat write:other.%d crash:other.%d &&
+  expect_grep '^rename ckpt.1/rank_0.dat.tmp=ckpt.1/rank_0.dat: 0 ok' joined.die.out &&
+  ! test -e $TRASH/joined/ckpt.1/rank_0.dat &&
+  fileops joined joined.read.out read:ckpt.1/rank_%d.dat &&
+  expect_grep '^read ckpt.1/rank_0.dat: 7 ok' joined.read.out
+"
+
 test_done

@@ -438,6 +438,23 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
   return fd;
 }
 
+/* a file of the dataset in progress is closed: with BOUNDARY=CLOSE, the
+ * dataset completes once every file opened is closed and FILES= are */
+static void engine_file_closed(void)
+{
+  engine.closed++;
+  if (engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.closed >= engine.expected &&
+      engine.closed == engine.opened)
+    engine_complete();
+}
+
+void scr_engine_file_joined(void)
+{
+  if (!engine.active) return;
+  engine.opened++;
+  engine_file_closed();
+}
+
 static int engine_close(int fd, void* file, int rc, int* handled)
 {
   (void) fd;
@@ -451,10 +468,7 @@ static int engine_close(int fd, void* file, int rc, int* handled)
   } else if (f->updating) {
     scr_engine_update_end(f);
   } else if (engine.active && f->dataset == scr.output_id) {
-    engine.closed++;
-    if (engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.closed >= engine.expected &&
-        engine.closed == engine.opened)
-      engine_complete();
+    engine_file_closed();
   }
   pthread_mutex_unlock(&scr_engine_lock);
   scr_engine_file_free(f);

@@ -72,6 +72,10 @@ int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* ru
 void scr_engine_attach_done(const struct scr_engine_file* f);
 /* 1 when dataset is the one this rank is writing */
 int scr_engine_writing(int dataset);
+/* a file routed by scr_engine_route_new came in whole (renamed from a name no
+ * rule matches): it counts as opened and closed, which may complete the
+ * dataset (lock held) */
+void scr_engine_file_joined(void);
 /* the newest dataset completed in this run (or restored), -1 if none */
 int scr_engine_done_id(void);
 

@@ -400,7 +400,10 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
       struct scr_engine_file f = { .dataset = attached ? scr_engine_done_id() : scr.output_id,
                                    .attached = attached, .orig = (char*) to->path, .relpath = relpath,
                                    .cache = cache };
+      /* written and closed under its temporary name: complete as it arrives
+       * (otherwise its dataset would wait for the next one to begin) */
       if (attached) scr_engine_attach_done(&f);
+      else scr_engine_file_joined();
     } else {
       errno = EIO;
     }

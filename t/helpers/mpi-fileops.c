@@ -1,7 +1,7 @@
 /* mpi-fileops.c - an MPI program that does to checkpoint files what applications
  * do besides writing them, for the preload tests: delete, rename, read back.
  *
- * usage: mpi-fileops OP[@RANK]:PATH...   "%d" in PATH is the rank; OP is
+ * usage: mpi-fileops OP[@RANK]:PATH...   each "%d" in PATH is the rank; OP is
  *   remove   remove(PATH)
  *   unlink   unlink(PATH)
  *   rmdir    rmdir(PATH)
@@ -299,6 +299,21 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   return -1;
 }
 
+/* template with every "%d" replaced by the rank; 0 when it does not fit */
+static int expand_rank(char* out, size_t size, const char* template, int rank)
+{
+  size_t used = 0;
+  for (const char* p = template; *p; p++) {
+    int n = p[0] == '%' && p[1] == 'd' ? snprintf(out + used, size - used, "%d", rank)
+                                       : snprintf(out + used, size - used, "%c", *p);
+    if (n < 0 || (size_t) n >= size - used) return 0;
+    used += (size_t) n;
+    if (p[0] == '%' && p[1] == 'd') p++;
+  }
+  if (used == 0 && size > 0) out[0] = '\0';
+  return 1;
+}
+
 int main(int argc, char** argv)
 {
   MPI_Init(&argc, &argv);
@@ -314,7 +329,7 @@ int main(int argc, char** argv)
     for (int k = 0; colon && k < OPS; k++)
       if (name == strlen(op_names[k]) && strncmp(argv[i], op_names[k], name) == 0) kind = k;
     char path[4096];
-    if (kind < 0 || (size_t) snprintf(path, sizeof(path), colon + 1, rank) >= sizeof(path)) {
+    if (kind < 0 || !expand_rank(path, sizeof(path), colon + 1, rank)) {
       if (rank == 0) fprintf(stderr, "mpi-fileops: bad operation '%s' (OP[@RANK]:PATH)\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
