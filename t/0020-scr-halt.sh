@@ -100,6 +100,12 @@ test_expect_success '--check: status 0 and the reason when a condition is met' '
   scr_halt --remove check >/dev/null && scr_halt check >/dev/null && scr_halt --check check >out
 '
 
+test_expect_success '--check takes SCR_HALT_SECONDS from the prefix directory .scrconf, as the job does' '
+  mkdir margin && echo SCR_HALT_SECONDS=7200 >margin/.scrconf && scr_halt --before +1h margin >/dev/null &&
+  scr_halt --check margin >out && expect_grep "less than 7200 seconds before ExitBefore" out &&
+  echo SCR_HALT_SECONDS=60 >margin/.scrconf && scr_halt --check margin >out; test $? = 3
+'
+
 test_expect_success '--check does not combine with changes' '
   scr_halt --check --checkpoints 1 check 2>err; test $? = 2 && expect_grep "give it alone" err
 '

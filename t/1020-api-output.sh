@@ -35,4 +35,15 @@ test_expect_success 'a run that finds the cache empty forgets what flush.scr lis
   SCR_FLUSH=0 SCR_FETCH=0 scr_app 2 --steps 0 >out 2>err && test ! -e '$PREFIX/.scr/flush.scr'
 "
 
+test_expect_success 'a flush begun and killed is done again, and the temporary copies it left are removed' "
+  rm -rf '$PREFIX'/* '$PREFIX/.scr' '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' &&
+  SCR_FLUSH=0 scr_app 2 --steps 3 --bytes 8192 >out 2>err &&
+  '$top_builddir/t/helpers/kvtree-write' '$PREFIX/.scr/flush.scr' DSET.3.NAME=ckpt.3 DSET.3.LOCATION=FLUSHING &&
+  mkdir -p '$PREFIX/ckpt.3' && echo partial >'$PREFIX/ckpt.3/rank_1.dat.tmp.4242' &&
+  echo mine >'$PREFIX/ckpt.3/rank_1.dat.tmp.mine' &&
+  (cd '$PREFIX' && SCR_PREFIX='$PREFIX' mpirun 2 '$top_builddir/scr_scavenge') >out 2>&1 &&
+  expect_grep 'dataset 3 (ckpt.3) copied' out && check_pfs_file 3 1 8192 &&
+  test ! -e '$PREFIX/ckpt.3/rank_1.dat.tmp.4242' && test -e '$PREFIX/ckpt.3/rank_1.dat.tmp.mine'
+"
+
 test_done

@@ -38,4 +38,51 @@ test_expect_success 'options other than the host selection reach the launch unch
   expect_grep "^env=yes$" out
 '
 
+test_expect_success 'hydra option forms: --np, -n=N, --hosts, -hosts=H:S, -order-nodes VALUE' '
+  launch --np 2 -order-nodes ascending hostname; test $? = 0 &&
+  test "$(grep -c "^$(hostname)$" out)" = 2 &&
+  launch -n=2 --hosts localhost hostname; test $? = 0 && expect_grep "launch 1: .* -hosts localhost hostname" out &&
+  launch -n 2 -hosts=localhost:2 hostname; test $? = 0 && expect_grep "launch 1: .* -hosts localhost:2 hostname" out
+'
+
+test_expect_success 'a bad host list in -hosts is a usage error naming it' '
+  launch -n 1 -hosts "nodeX[2-1]" hostname; test $? = 2 && expect_grep "hosts (nodeX\[2-1\]): not a host list" out &&
+  launch -n 1 -hosts "n[1-2]x[a]" hostname; test $? = 2
+'
+
+test_expect_success 'an MPMD launch is refused' '
+  launch -n 1 hostname : -n 1 hostname; test $? = 2 && expect_grep "MPMD" out
+'
+
+test_expect_success 'the job output options apply to the job only, not to the scavenge' '
+  rm -rf "$PREFIX"/* "$PREFIX/.scr" "$SCR_CACHE_BASE" "$SCR_CNTL_BASE" &&
+  launch -outfile-pattern "$TRASH/job.%r" -n 2 "$APP" --steps 2 --bytes 4096; test $? = 0 &&
+  expect_grep "^done: step 2$" job.0 && expect_grep "scr_scavenge: dataset 2 (ckpt.2) copied" out
+'
+
+test_expect_success 'SCR_CURRENT of the job does not make the scavenge drop its newer checkpoints' '
+  rm -rf "$PREFIX"/* "$PREFIX/.scr" "$SCR_CACHE_BASE" "$SCR_CNTL_BASE" &&
+  (cd "$PREFIX" && SCR_CACHE_SIZE=5 mpirun 2 "$APP" --steps 2 --bytes 4096) >/dev/null 2>&1 &&
+  SCR_CACHE_SIZE=5 SCR_CURRENT=ckpt.1 launch -n 2 "$APP" --steps 3 --bytes 4096 --crash-after 3; test $? != 0 &&
+  expect_grep "^restart: ckpt.1$" out && expect_grep "scr_scavenge: dataset [0-9]* (ckpt.3) copied" out &&
+  scr_index -p "$PREFIX" >list && expect_grep "ckpt.3 .* \*" list
+'
+
+test_expect_success 'the scavenge does not make a checkpoint older than the newest indexed one current' '
+  rm -rf "$PREFIX"/* "$PREFIX/.scr" "$SCR_CACHE_BASE" "$SCR_CNTL_BASE" &&
+  (cd "$PREFIX" && SCR_CACHE_SIZE=2 SCR_FLUSH=3 mpirun 2 "$APP" --steps 3 --bytes 4096) >/dev/null 2>&1 &&
+  scr_index -p "$PREFIX" >list && expect_grep "ckpt.3 .* \*" list &&
+  rm -rf "$SCR_CACHE_BASE"/*/scr.*/scr.dataset.3 &&
+  (cd "$PREFIX" && SCR_CACHE_SIZE=2 scr_postrun -- "$MPIEXEC" -n 2) >out 2>&1 &&
+  expect_grep "dataset 2 (ckpt.2) is older than checkpoint 3 in the index" out &&
+  scr_index -p "$PREFIX" >list && expect_grep "ckpt.3 .* \*" list && ! grep -q "ckpt.2 " list
+'
+
+test_expect_success 'TERM to scr_run ends the launch, launches nothing more, and leaves no process' '
+  (cd "$PREFIX" && SCR_RUNS=3 exec scr_run -v --no-preload "$MPIEXEC" -n 2 sleep 30) >out 2>&1 &
+  pid=$! && sleep 2 && kill -TERM $pid; wait $pid; rc=$? &&
+  test "$rc" = 143 && expect_grep "interrupted (SIGTERM)" out && ! grep -q "launch 2" out &&
+  sleep 1 && ! pgrep -f "^sleep 30$" >/dev/null
+'
+
 test_done

@@ -80,7 +80,7 @@ int SCR_Init(void)
   scr_cache_start_reaper();
   scr_restart_init_counters();
   /* SCR_CURRENT (often set with SCR_Configf) names the checkpoint to restart from */
-  const char* current = scr_param_get("SCR_CURRENT");
+  const char* current = scr.restart_newest ? NULL : scr_param_get("SCR_CURRENT");
   if (current && *current && scr_restart_select_named(current) != SCR_SUCCESS) {
     if (scr.rank == 0)
       scr_warn("SCR_CURRENT=%s (%s): no such checkpoint; restarting from the newest instead",

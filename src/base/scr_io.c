@@ -415,6 +415,25 @@ done:;
   return rc;
 }
 
+void scr_io_remove_stale_copies(const char* dst)
+{
+  char* dir = scr_path_dirname(dst);
+  const char* slash = strrchr(dst, '/');
+  const char* base = slash ? slash + 1 : dst;
+  size_t length = strlen(base);
+  DIR* d = dir ? opendir(dir) : NULL;
+  for (struct dirent* e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+    const char* rest = e->d_name + length;
+    if (strncmp(e->d_name, base, length) != 0 || strncmp(rest, ".tmp.", 5) != 0 || !rest[5] ||
+        strspn(rest + 5, "0123456789") != strlen(rest + 5))
+      continue;
+    if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT)
+      scr_warn("cannot remove %s/%s, left by an interrupted copy: %s", dir, e->d_name, strerror(errno));
+  }
+  if (d) closedir(d);
+  free(dir);
+}
+
 /* ---- removal ---- */
 
 static int scr_io_remove_contents(int dirfd, const char* path, dev_t dev);

@@ -42,6 +42,8 @@ int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
  * SCR_ERR_FAILURE returned, nothing logged) */
 int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode, uint32_t* crc, uint64_t* size,
                            int (*pace)(uint64_t copied, void* arg), void* arg);
+/* remove what a copy to dst killed before its rename left: "<dst>.tmp.<pid>" */
+void scr_io_remove_stale_copies(const char* dst);
 /* zlib CRC32 and size of a file's content; either output may be NULL */
 int scr_io_crc32_file(const char* path, uint32_t* crc, uint64_t* size);
 /* zlib CRC32 of a memory buffer of any length, continuing from crc (start with 0) */

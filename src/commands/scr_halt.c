@@ -14,6 +14,7 @@
 #include "scr_log.h"
 #include "scr_kvtree.h"
 #include "scr_halt_file.h"
+#include "scr_param.h"
 
 /* exit codes: 1 when the work failed, 2 when the command line was wrong,
  * 3 when --check finds no condition met (1 would hide a broken halt file) */
@@ -127,11 +128,26 @@ static void scr_halt_print_value(const scr_kvtree* halt, const char* key)
   if (text != NULL) printf("  %-16s %s\n", key, text);
 }
 
-/* margin before ExitBefore the library would use, for the status line */
-static long long scr_halt_default_seconds(void)
+/* margin before ExitBefore the job in prefix would use: SCR_HALT_SECONDS as
+ * the library resolves it (environment, the prefix's .scrconf, system file) */
+static long long scr_halt_default_seconds(const char* prefix)
 {
-  const char* env = getenv("SCR_HALT_SECONDS");
-  long long seconds = env ? scr_halt_parse_count(env) : 0;
+  char* saved = getenv("SCR_PREFIX") ? strdup(getenv("SCR_PREFIX")) : NULL;
+  setenv("SCR_PREFIX", prefix, 1);
+  long long seconds = 0;
+  char error[1024];
+  scr_kvtree* user = scr_kvtree_new();
+  scr_kvtree* system = scr_kvtree_new();
+  if (scr_param_read_files(user, system, error, sizeof(error)) == SCR_SUCCESS &&
+      scr_param_init(user, NULL, system) == SCR_SUCCESS) {
+    if (scr_param_get_int("SCR_HALT_SECONDS", &seconds) != SCR_SUCCESS) seconds = 0;
+    scr_param_finalize();
+  }
+  scr_kvtree_delete(&user);
+  scr_kvtree_delete(&system);
+  if (saved) setenv("SCR_PREFIX", saved, 1);
+  else unsetenv("SCR_PREFIX");
+  free(saved);
   return seconds > 0 ? seconds : 0;
 }
 
@@ -155,7 +171,7 @@ static int scr_halt_list(const char* prefix, const char* path)
     scr_halt_print_value(halt, SCR_HALT_KEY_HALT_SECONDS);
 
     char reason[256];
-    if (scr_halt_file_check(halt, time(NULL), scr_halt_default_seconds(), reason, sizeof(reason))) {
+    if (scr_halt_file_check(halt, time(NULL), scr_halt_default_seconds(prefix), reason, sizeof(reason))) {
       printf("Halt condition met: %s\n", reason);
     }
   }
@@ -172,7 +188,7 @@ static int scr_halt_check_now(const char* prefix, const char* path)
   if (rc != SCR_SUCCESS) {
     scr_err("cannot read halt file %s: %s", path, scr_error_string(rc));
     rc = SCR_HALT_EXIT_FAILED;
-  } else if (scr_halt_file_check(halt, time(NULL), scr_halt_default_seconds(), reason, sizeof(reason))) {
+  } else if (scr_halt_file_check(halt, time(NULL), scr_halt_default_seconds(prefix), reason, sizeof(reason))) {
     printf("Halt condition met: %s\n", reason);
     rc = 0;
   } else {

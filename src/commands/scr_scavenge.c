@@ -12,6 +12,7 @@
 #include "scr_dataset.h"
 #include "scr_globals.h"
 #include "scr_flush.h"
+#include "scr_index_file.h"
 
 /* Why an MPI job rather than a copy per node: a lost node's files exist only
  * as redundancy data spread over the set, and rebuilding them is what
@@ -49,14 +50,39 @@ static int scr_scavenge_previous(int below)
   return newest;
 }
 
+/* collective: the newest complete checkpoint in the index of the prefix
+ * directory, -1 when there is none */
+static int scr_scavenge_newest_indexed(void)
+{
+  int newest = -1;
+  if (scr.rank == 0) {
+    scr_kvtree* index = scr_kvtree_new();
+    if (scr_index_file_read(scr.prefix, index) != SCR_SUCCESS ||
+        scr_index_file_most_recent_checkpoint(index, -1, &newest) != SCR_SUCCESS)
+      newest = -1;
+    scr_kvtree_delete(&index);
+  }
+  MPI_Bcast(&newest, 1, MPI_INT, 0, scr.comm_world);
+  return newest;
+}
+
 /* collective: flush the restored checkpoint and the output datasets after it
  * (SCR_Init kept only those its redundancy could restore); the number of
- * datasets copied, or -1 when one could not be */
+ * datasets copied, or -1 when one could not be. A checkpoint older than the
+ * newest in the index stays out: flushed, it would become the current one. */
 static int scr_scavenge_datasets(void)
 {
   int copied = 0, failed = 0;
+  int newest_indexed = scr_scavenge_newest_indexed();
   for (int id = scr_scavenge_previous(-1); id >= 0 && id >= scr.restart_id; id = scr_scavenge_previous(id)) {
-    const char* name = scr_dataset_get_name(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC"));
+    scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC");
+    const char* name = scr_dataset_get_name(desc);
+    if (scr_dataset_is_checkpoint(desc) && id < newest_indexed) {
+      if (scr.rank == 0)
+        printf("scr_scavenge: dataset %d (%s) is older than checkpoint %d in the index of %s: not copied\n", id,
+               name ? name : "?", newest_indexed, scr.prefix);
+      continue;
+    }
     if (scr_scavenge_is_flushed(id)) {
       if (scr.rank == 0) printf("scr_scavenge: dataset %d (%s) is already in %s\n", id, name ? name : "?", scr.prefix);
       continue;
@@ -85,9 +111,13 @@ int main(int argc, char** argv)
     scr_scavenge_usage(stderr);
     return 2;
   }
+  /* the prefix directory is where the copy goes, not a source (the
+   * environment outranks every configuration file); and the newest
+   * checkpoint in cache is the one to keep, whatever SCR_CURRENT named for
+   * the job (a restart from it would drop the later ones) */
+  setenv("SCR_FETCH", "0", 1);
+  scr.restart_newest = 1;
   MPI_Init(&argc, &argv);
-  /* the prefix directory is where the copy goes, not a source */
-  SCR_Config("SCR_FETCH=0");
   int rc = 1;
   if (SCR_Init() == SCR_SUCCESS) {
     int copied = scr.enabled ? scr_scavenge_datasets() : 0;

@@ -156,9 +156,9 @@ static const scr_param_def table[] = {
   SIMPLE("SCR_CLUSTER_NAME", T(STRING), NULL, G(JOB), NO, "cluster name recorded with each dataset"),
 
   /* launch */
-  RANGED("SCR_RUNS", "1", G(LAUNCH), YES, -1, BIG, "launches scr_run makes at most within one allocation; -1: no limit"),
+  RANGED("SCR_RUNS", "1", G(LAUNCH), YES, -1, BIG, "launches scr_run makes at most within one allocation (0 counts as 1); -1: no limit"),
   SIMPLE("SCR_NODELIST", T(STRING), NULL, G(LAUNCH), YES, "nodes of the allocation, in host list syntax; unset: those the launcher names (scr_cluster: all)"),
-  RANGED("SCR_MIN_NODES", NULL, G(LAUNCH), YES, 1, BIG, "nodes each scr_run launch needs; unset: as many as the launcher names"),
+  RANGED("SCR_MIN_NODES", NULL, G(LAUNCH), YES, 1, BIG, "fewest healthy nodes an scr_run launch may use; unset: as many as the launcher names"),
   SIMPLE("SCR_EXCLUDE_NODES", T(STRING), NULL, G(LAUNCH), YES, "nodes scr_run must not use, in host list syntax (node[1-4,7])"),
   RANGED("SCR_WATCHDOG_TIMEOUT", NULL, G(LAUNCH), NO, 1, BIG, "seconds a checkpoint write to cache may take before the job counts as hung"),
   RANGED("SCR_WATCHDOG_TIMEOUT_PFS", NULL, G(LAUNCH), NO, 1, BIG, "same for writes to the parallel file system"),

@@ -48,6 +48,20 @@ int scr_flush_file_set_location(const char* prefix, int id, const char* name, co
   return scr_flush_file_edit(prefix, id, name, location);
 }
 
+int scr_flush_file_was_flushing(const char* prefix, int id)
+{
+  char* path = scr_flush_file_path(prefix);
+  scr_kvtree* tree = scr_kvtree_new();
+  int was = 0;
+  if (path && scr_kvtree_read_file_if_exists(path, tree) == SCR_SUCCESS) {
+    const char* location = scr_kvtree_get_val(scr_kvtree_get_kv_int(tree, "DSET", id), "LOCATION");
+    was = location && strcmp(location, SCR_FLUSH_FILE_FLUSHING) == 0;
+  }
+  scr_kvtree_delete(&tree);
+  free(path);
+  return was;
+}
+
 int scr_flush_file_remove(const char* prefix, int id)
 {
   return scr_flush_file_edit(prefix, id, NULL, NULL);
@@ -67,7 +81,11 @@ int scr_flush_file_match(const char* prefix, const scr_kvtree* filemap)
     scr_kvtree* dset = scr_kvtree_add_kv_int(now, "DSET", scr_kvtree_elem_key_int(e));
     const char* name = scr_dataset_get_name(scr_kvtree_get(cached, "DSETDESC"));
     if (name) scr_kvtree_set_kv(dset, "NAME", name);
-    scr_kvtree_set_kv(dset, "LOCATION", flushed == 1 ? SCR_FLUSH_FILE_PFS : SCR_FLUSH_FILE_CACHE);
+    /* a flush that began and never ended stays said: the next one cleans up after it */
+    const char* was = scr_kvtree_get_val(scr_kvtree_get_kv_int(old, "DSET", scr_kvtree_elem_key_int(e)), "LOCATION");
+    int flushing = was && strcmp(was, SCR_FLUSH_FILE_FLUSHING) == 0;
+    scr_kvtree_set_kv(dset, "LOCATION", flushed == 1 ? SCR_FLUSH_FILE_PFS
+                                        : flushing ? SCR_FLUSH_FILE_FLUSHING : SCR_FLUSH_FILE_CACHE);
   }
   /* rewritten only when it changed: on a parallel file system each write counts */
   int rc = SCR_SUCCESS;

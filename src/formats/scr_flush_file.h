@@ -11,6 +11,8 @@
 #define SCR_FLUSH_FILE_PFS      "PFS"
 
 int scr_flush_file_set_location(const char* prefix, int id, const char* name, const char* location);
+/* 1 when the file says a flush of dataset id began and never ended (FLUSHING) */
+int scr_flush_file_was_flushing(const char* prefix, int id);
 /* forget a dataset that left the cache */
 int scr_flush_file_remove(const char* prefix, int id);
 /* make the file list exactly the datasets of filemap (a rank's, at start-up):

@@ -104,8 +104,10 @@ void scr_flush_copy_attached(int id)
   }
 }
 
-/* copy this rank's files; fills rank2file RANK/<rank>/... ; returns 1 on success */
-static int scr_flush_copy_files(int id, scr_kvtree* rank2file)
+/* copy this rank's files; fills rank2file RANK/<rank>/... ; returns 1 on
+ * success. retry: an earlier flush of the dataset was interrupted, and may
+ * have left temporary copies beside the files. */
+static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry)
 {
   int ok = 1;
   scr_kvtree* mine = scr_flush_rank2file_start(id, rank2file);
@@ -118,6 +120,7 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file)
     uint64_t size = 0;
     int rc;
     if (!dst) { ok = 0; break; }
+    if (retry) scr_io_remove_stale_copies(dst);
     if (strcmp(src, dst) == 0) {
       /* cache bypass: the file already is where it belongs */
       rc = scr.crc_on_flush ? scr_io_crc32_file(src, &crc, &size) : scr_io_file_size(src, &size);
@@ -218,10 +221,12 @@ int scr_flush_dataset(int id)
    * dataset: it may have copied bytes that changed since) */
   scr_flush_async_wait();
   double start = scr_log_seconds();
+  int retry = scr.rank == 0 && scr_flush_file_was_flushing(scr.prefix, id);
+  MPI_Bcast(&retry, 1, MPI_INT, 0, scr.comm_world);
   int rc = scr_flush_prepare(id);
   if (rc != SCR_SUCCESS) return rc;
   scr_kvtree* rank2file = scr_kvtree_new();
-  int ok = scr_flush_copy_files(id, rank2file);
+  int ok = scr_flush_copy_files(id, rank2file, retry);
   rc = scr_flush_finish(id, ok, rank2file, start);
   scr_kvtree_delete(&rank2file);
   return rc;

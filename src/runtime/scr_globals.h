@@ -63,6 +63,10 @@ struct scr_state {
   char* output_name;
   double output_start_time;
 
+  /* set before SCR_Init by scr_scavenge: restart from the newest checkpoint
+   * in cache whatever SCR_CURRENT says (it would drop the later ones) */
+  int restart_newest;
+
   /* restart state */
   int restart_id;        /* dataset to restart from, -1 if none */
   char* restart_name;
