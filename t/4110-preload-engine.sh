@@ -452,4 +452,12 @@ test_expect_success 'a temporary file no rule matches, renamed to a checkpoint n
   expect_grep '^read ckpt.1/rank_0.dat: 7 ok' joined.read.out
 "
 
+test_expect_success 'the extended attributes of a cached file are its cache file s (shutil.copy2 lists them)' "
+  fresh xattr && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/xattr/.scrconf &&
+  fileops xattr xattr.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat xattrs:ckpt.1/rank_%d.dat xattrs:ckpt.1/none &&
+  ! test -e $TRASH/xattr/ckpt.1/rank_0.dat &&
+  expect_grep '^xattrs ckpt.1/rank_0.dat: [0-9]* ok' xattr.out &&
+  expect_grep '^xattrs ckpt.1/none: -1 No such file or directory' xattr.out
+"
+
 test_done

@@ -122,6 +122,14 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(utime, "utime", NULL, int, (const char*, const struct utimbuf*)) \
   X(utimes, "utimes", NULL, int, (const char*, const struct timeval*)) \
   X(utimensat, "utimensat", NULL, int, (int, const char*, const struct timespec*, int)) \
+  X(getxattr, "getxattr", NULL, ssize_t, (const char*, const char*, void*, size_t)) \
+  X(lgetxattr, "lgetxattr", NULL, ssize_t, (const char*, const char*, void*, size_t)) \
+  X(listxattr, "listxattr", NULL, ssize_t, (const char*, char*, size_t)) \
+  X(llistxattr, "llistxattr", NULL, ssize_t, (const char*, char*, size_t)) \
+  X(setxattr, "setxattr", NULL, int, (const char*, const char*, const void*, size_t, int)) \
+  X(lsetxattr, "lsetxattr", NULL, int, (const char*, const char*, const void*, size_t, int)) \
+  X(removexattr, "removexattr", NULL, int, (const char*, const char*)) \
+  X(lremovexattr, "lremovexattr", NULL, int, (const char*, const char*)) \
   X(canonicalize_file_name, "canonicalize_file_name", NULL, char*, (const char*)) \
   /* listings of the rules' directories */ \
   X(opendir, "opendir", NULL, DIR*, (const char*)) \

@@ -40,6 +40,8 @@
  *   statvfs  statvfs(PATH)
  *   symlink  PATH is TARGET=LINK: symlink(TARGET, LINK)
  *   stat     stat(PATH): RC is st_size
+ *   xattrs   listxattr(PATH), then getxattr of each name: RC is the list's
+ *            length (0: none)
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -55,6 +57,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /* the contents of the directory open as fd, then nothing else */
@@ -234,11 +237,12 @@ static int write_by_mkstemp(char* pair, int rank)
 }
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
-           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE, OPS };
+           GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
+           XATTRS, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
-                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode" };
+                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs" };
 
 /* the descriptor of hold, for append and release */
 static int held = -1;
@@ -285,6 +289,16 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     if (stat(path, &st) != 0) return -1;
     unsigned m = st.st_mode & 07777;
     return (int) ((m >> 6 & 7) * 100 + (m >> 3 & 7) * 10 + (m & 7));
+  }
+  case XATTRS: {
+    /* as Python's shutil.copy2 does: list, then read each attribute */
+    char names[4096];
+    ssize_t n = listxattr(path, names, sizeof(names));
+    for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t) strlen(names + i) + 1) {
+      char value[256];
+      if (getxattr(path, names + i, value, sizeof(value)) < 0 && errno != ENODATA) return -1;
+    }
+    return (int) n;
   }
   case CRASH:
   case CRASHRW: {
