@@ -297,11 +297,18 @@ int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* ru
       if (warned_id != engine.done_id) {
         warned_id = engine.done_id;
         const scr_preload_rule* first = engine.done_rule;
-        scr_warn("%s is a file of step %lld, which completed when PRELOAD=%s (%s) had its FILES=%lld: it is kept "
-                 "with that checkpoint outside its redundancy (in cache, and a copy on the prefix directory); set "
-                 "FILES= to the number of files each rank writes per step, or BOUNDARY= (said once per "
-                 "checkpoint)", t->path, t->match.step, first->pattern,
-                 first->origin ? first->origin : "configuration", first->files > 0 ? first->files : 1);
+        char when[128];
+        if (first->boundary == SCR_PRELOAD_BOUNDARY_CLOSE)
+          snprintf(when, sizeof(when), "had its FILES=%lld", first->files > 0 ? first->files : 1);
+        else
+          snprintf(when, sizeof(when), "met its BOUNDARY= (a barrier, or the next checkpoint)");
+        scr_warn("%s is a file of step %lld, which completed when PRELOAD=%s (%s) %s: it is kept with that "
+                 "checkpoint outside its redundancy (in cache, and a copy on the prefix directory); write it before "
+                 "the checkpoint completes%s (said once per checkpoint)", t->path, t->match.step, first->pattern,
+                 first->origin ? first->origin : "configuration", when,
+                 first->boundary == SCR_PRELOAD_BOUNDARY_CLOSE
+                     ? ", or set FILES= to the number of files each rank writes per step, or BOUNDARY="
+                     : "");
       }
       *attached = 1;
       return engine_attach(t->path, relpath, cache, length);
