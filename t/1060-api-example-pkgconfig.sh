@@ -41,4 +41,14 @@ test_expect_success 'a run killed after step 3 resumes from its checkpoint with 
   grep '^result:' '$TRASH/resume.out' | cmp - '$TRASH/ref.result'
 "
 
+test_expect_success 'the installed library starts the installed scr_transfer for SCR_FLUSH_ASYNC=1' "
+  rm -rf '$PREFIX' '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' && mkdir -p '$PREFIX' &&
+  find '$DEST' -name scr_transfer | grep -q bin/scr_transfer &&
+  (cd '$PREFIX' && LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' SCR_FLUSH=2 SCR_FLUSH_ASYNC=1 SCR_DEBUG=1 \
+    mpirun 4 '$TRASH/api_checkpoint' --steps 6 --bytes 65536 >'$TRASH/async.out' 2>&1) &&
+  expect_grep 'in the background' '$TRASH/async.out' && ! grep -q 'cannot start' '$TRASH/async.out' &&
+  grep '^result:' '$TRASH/async.out' | cmp - '$TRASH/ref.result' &&
+  scr_index -p '$PREFIX' >list && expect_grep ' ok' list
+"
+
 test_done
