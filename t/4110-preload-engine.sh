@@ -460,4 +460,11 @@ test_expect_success 'the extended attributes of a cached file are its cache file
   expect_grep '^xattrs ckpt.1/none: -1 No such file or directory' xattr.out
 "
 
+test_expect_success 'a real directory with cached files and a marker no rule matches: removed through a descriptor' "
+  fresh mixed && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/mixed/.scrconf &&
+  fileops mixed mixed.out write:ckpt.1/rank_%d.dat write@0:ckpt.1/DONE rmtree@0:ckpt.1 stat:ckpt.1/rank_%d.dat &&
+  expect_grep '^rmtree@0 ckpt.1: 0 ok' mixed.out &&
+  expect_grep '^stat ckpt.1/rank_0.dat: -1 No such file or directory' mixed.out && ! test -e $TRASH/mixed/ckpt.1
+"
+
 test_done

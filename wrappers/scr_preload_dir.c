@@ -90,6 +90,45 @@ SCR_PRELOAD_WRAPPER DIR* opendir(const char* path)
   SCR_PRELOAD_WRAP_INERT(opendir, dir_open_routed(scr_preload_wrap_rules(), path), path);
 }
 
+/* A descriptor of a rule directory, listed through fdopendir (Python's
+ * os.scandir(fd), shutil.rmtree and os.fwalk; C++'s remove_all): a real
+ * directory that also shows cached files (a marker or log that no rule
+ * matches was written beside them) lists them too, as opendir of its path
+ * does. (A directory that exists only in the view has a mirror, whose
+ * descriptor lists its placeholders.) The engine's own stream for the path
+ * is closed: the application keeps the one of its descriptor. */
+static DIR* dir_fdopen_routed(const scr_preload_ruleset* rules, DIR* stream, int fd)
+{
+  int saved_errno = errno;
+  scr_preload_lookup l;
+  if (!stream || !rules || !scr_preload_lookup_path(&l, rules, "fdopendir", fd, ".", SCR_PRELOAD_LOOKUP_DIRECTORY) ||
+      scr_preload_state_dryrun()) {
+    errno = saved_errno;
+    return stream;
+  }
+  char redirect[PATH_MAX];
+  void* cookie = NULL;
+  DIR* own = NULL;
+  if (dir_ask(&l.t, redirect, &cookie, &own) == SCR_PRELOAD_HANDLED && own) {
+    int (*real_closedir)(DIR*) = SCR_REAL(closedir);
+    if (real_closedir) real_closedir(own);
+    dir_track(stream, &l.t, cookie);
+  }
+  errno = saved_errno;
+  return stream;
+}
+
+SCR_PRELOAD_WRAPPER DIR* fdopendir(int fd)
+{
+  DIR* (*real)(int) = SCR_REAL(fdopendir);
+  if (__builtin_expect(scr_preload_state_rules() == NULL && real != NULL, 1)) return real(fd);
+  if (!real) {
+    errno = ENOSYS;
+    return NULL;
+  }
+  return dir_fdopen_routed(scr_preload_wrap_rules(), real(fd), fd);
+}
+
 /* the next entry of a stream: the engine's when the stream is tracked and
  * it answers, else the real readdir64 (is64) or readdir */
 static struct dirent64* dir_read(DIR* stream, int is64)

@@ -133,6 +133,7 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(canonicalize_file_name, "canonicalize_file_name", NULL, char*, (const char*)) \
   /* listings of the rules' directories */ \
   X(opendir, "opendir", NULL, DIR*, (const char*)) \
+  X(fdopendir, "fdopendir", NULL, DIR*, (int)) \
   X(readdir, "readdir", NULL, struct dirent*, (DIR*)) \
   X(readdir64, "readdir64", SCR_PRELOAD_DIRENT64_VERSION, struct dirent64*, (DIR*)) \
   X(closedir, "closedir", NULL, int, (DIR*)) \
