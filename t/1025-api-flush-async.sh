@@ -66,6 +66,19 @@ test_expect_success 'a halt flushes the last checkpoint before the job stops, af
   scr_index -p "$PREFIX" >list && expect_grep "^ *3  ckpt.3 .* \*" list
 '
 
+test_expect_success 'a daemon killed during a copy is started again, and the flush completes' '
+  fresh && { (sleep 1.5; pkill -9 -f "scr_transfer --parent [0-9]+ $TRASH/") & } &&
+  SCR_FLUSH=1 SCR_FLUSH_ASYNC_BW=1MB scr_app 2 --steps 1 --bytes 3000000 >out 2>err;
+  test $? = 0 && wait && expect_grep "exited: starting it again" err &&
+  check_pfs_file 1 0 3000000 && check_pfs_file 1 1 3000000
+'
+
+test_expect_success 'names a flushed checkpoint holds are flushed synchronously, never replaced in the background' '
+  fresh && SCR_FLUSH=1 scr_app 2 --steps 2 --bytes 8192 --path "same/rank_{rank}.dat" >out 2>err &&
+  expect_grep "flushing dataset 1 to .* in the background" err &&
+  ! grep -q "flushing dataset 2 to .* in the background" err && expect_grep "flushed dataset 2 " err
+'
+
 test_expect_success 'SCR_FLUSH_ASYNC_PERCENT above 100 is a configuration error naming its origin' '
   fresh && SCR_FLUSH_ASYNC_PERCENT=150 scr_app 2 --steps 1 >out 2>err; test $? != 0 &&
   expect_grep "SCR_FLUSH_ASYNC_PERCENT=150 (environment)" err

@@ -43,7 +43,7 @@
     const char* P = path; \
     if (!scr_preload_lookup_shown(&l, rules, #name, dirfd, path, shown)) { \
       type rc = failed ? -1 : real arguments; \
-      if (rc == 0 || (errno != ENOENT && errno != ENOTDIR)) return rc; \
+      if (rc != -1 || (errno != ENOENT && errno != ENOTDIR)) return rc; \
       int failure = errno; \
       if (!scr_preload_wrap_follow(rules, dirfd, path, follow, followed) || \
           !scr_preload_lookup_shown(&l, rules, #name, AT_FDCWD, followed, shown)) { \

@@ -547,6 +547,15 @@ static int engine_init(void)
     return SCR_ERR_NOENT;
   }
   MPI_Comm_dup(scr.comm_world, &engine_barrier_comm);
+  /* An unmodified program renames and deletes its checkpoint files and
+   * directories itself, at any time; a background copy into those places
+   * would race with it (files deleted coming back, a removal failing with
+   * ENOTEMPTY for the copier's temporary file). Its flushes stay synchronous:
+   * done when the dataset's last file is closed. */
+  if (scr.flush_async && scr.rank == 0)
+    scr_info("preload: SCR_FLUSH_ASYNC=1 applies to programs that call the SCR API; the preload layer flushes "
+             "synchronously");
+  scr.flush_async = 0;
   engine_remove_strays();
   scr_mirror_init();
   scr_share_clear();

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "scr_error.h"
@@ -24,6 +23,9 @@
 static const char* transfer_path;
 static pid_t transfer_parent;   /* 0: run until told to exit */
 static volatile sig_atomic_t transfer_stop_signal;
+/* when the daemon last woke: all it does until it sleeps again (copies,
+ * renames, its own bookkeeping) counts against PERCENT */
+static double transfer_busy_since;
 
 static void transfer_usage(FILE* out)
 {
@@ -73,8 +75,13 @@ struct transfer_job {
   char* dst;
   uint64_t size;
   double bw, percent;
-  double start, busy_since;
+  double start;
   uint64_t checked;     /* bytes copied at the last look at the command */
+  /* how it ended */
+  int rc;
+  uint32_t crc;
+  uint64_t copied;
+  char why[512];
 };
 
 /* after each buffer: stay within the limits; give up on STOP, EXIT or orphaning */
@@ -84,10 +91,10 @@ static int transfer_pace(uint64_t copied, void* arg)
   double now = transfer_now();
   if (job->percent > 0 && job->percent < 100) {
     /* sleep so that busy / (busy + asleep) stays at percent */
-    transfer_sleep((now - job->busy_since) * (100.0 / job->percent - 1.0));
+    transfer_sleep((now - transfer_busy_since) * (100.0 / job->percent - 1.0));
   }
   if (job->bw > 0) transfer_sleep((double) copied / job->bw - (transfer_now() - job->start));
-  job->busy_since = transfer_now();
+  transfer_busy_since = transfer_now();
   if (transfer_orphaned()) return 1;
   if (copied - job->checked >= TRANSFER_COMMAND_EVERY) {
     job->checked = copied;
@@ -101,9 +108,15 @@ static int transfer_pace(uint64_t copied, void* arg)
   return 0;
 }
 
-/* ---- the file's tree, under the lock */
+/* ---- the file's tree, under the lock. Files are taken and recorded in
+ * batches: each look reads and each record rewrites the whole file, which
+ * with thousands of small files per node would cost more than the copies. */
+#define TRANSFER_BATCH_FILES 64
+#define TRANSFER_BATCH_BYTES (256ull << 20)
+
 struct transfer_pick {
-  struct transfer_job* job;   /* filled with the next file to copy, if any */
+  struct transfer_job jobs[TRANSFER_BATCH_FILES];   /* the next files to copy */
+  int count;
   int exit;                   /* COMMAND is EXIT */
 };
 
@@ -117,6 +130,8 @@ static int transfer_pick_next(scr_kvtree* t, void* arg)
     pick->exit = 1;
   } else if (command && strcmp(command, SCR_TRANSFER_COMMAND_RUN) == 0) {
     int pending = 0;
+    uint64_t bytes = 0;
+    double bw = transfer_double(t, SCR_TRANSFER_KEY_BW), percent = transfer_double(t, SCR_TRANSFER_KEY_PERCENT);
     for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(t, SCR_TRANSFER_KEY_FILES)); e; e = scr_kvtree_next(e)) {
       scr_kvtree* f = scr_kvtree_elem_tree(e);
       uint64_t size = 0, written = 0;
@@ -131,13 +146,15 @@ static int transfer_pick_next(scr_kvtree* t, void* arg)
         continue;
       }
       pending = 1;
-      pick->job->src = strdup(scr_kvtree_elem_key(e));
-      pick->job->dst = strdup(dst);
-      pick->job->size = size;
-      break;
+      struct transfer_job* job = &pick->jobs[pick->count++];
+      job->src = strdup(scr_kvtree_elem_key(e));
+      job->dst = strdup(dst);
+      job->size = size;
+      job->bw = bw;
+      job->percent = percent;
+      bytes += size;
+      if (pick->count == TRANSFER_BATCH_FILES || bytes >= TRANSFER_BATCH_BYTES) break;
     }
-    pick->job->bw = transfer_double(t, SCR_TRANSFER_KEY_BW);
-    pick->job->percent = transfer_double(t, SCR_TRANSFER_KEY_PERCENT);
     const char* flag = scr_kvtree_get_val(t, SCR_TRANSFER_KEY_FLAG);
     if (pending) {
       state = SCR_TRANSFER_STATE_RUNNING;
@@ -156,48 +173,41 @@ static int transfer_pick_next(scr_kvtree* t, void* arg)
   return changed ? SCR_SUCCESS : SCR_ERR_NOENT;
 }
 
-struct transfer_result {
-  const struct transfer_job* job;
-  int rc;
-  uint32_t crc;
-  uint64_t copied;
-  const char* why;
-};
-
-/* record how the copy ended, if the file is still wanted where it went */
+/* how each copy of a batch ended: recorded for the files still wanted; a
+ * file the library took back meanwhile (its program deleted it) must not
+ * stay where the copy put it */
 static int transfer_record(scr_kvtree* t, void* arg)
 {
-  const struct transfer_result* r = arg;
-  scr_kvtree* f = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, r->job->src);
-  const char* dst = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_DESTINATION);
-  if (!f || !dst || strcmp(dst, r->job->dst) != 0) return SCR_ERR_NOENT;
-  if (r->rc == SCR_SUCCESS) {
-    scr_kvtree_set_kv_uint64(f, SCR_TRANSFER_KEY_WRITTEN, r->copied);
-    scr_kvtree_set_kvf(f, SCR_TRANSFER_KEY_CRC, "0x%08x", r->crc);
-  } else {
-    scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_ERROR, r->why);
+  struct transfer_pick* pick = arg;
+  for (int i = 0; i < pick->count; i++) {
+    struct transfer_job* job = &pick->jobs[i];
+    if (job->rc == SCR_ERR_FAILURE) continue;   /* given up on purpose: tried again when asked */
+    scr_kvtree* f = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, job->src);
+    const char* dst = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_DESTINATION);
+    if (!f || !dst || strcmp(dst, job->dst) != 0) {
+      if (job->rc == SCR_SUCCESS) unlink(job->dst);
+    } else if (job->rc == SCR_SUCCESS) {
+      scr_kvtree_set_kv_uint64(f, SCR_TRANSFER_KEY_WRITTEN, job->copied);
+      scr_kvtree_set_kvf(f, SCR_TRANSFER_KEY_CRC, "0x%08x", job->crc);
+    } else {
+      scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_ERROR, job->why);
+    }
   }
   return SCR_SUCCESS;
 }
 
 static void transfer_copy(struct transfer_job* job)
 {
-  struct transfer_result r = { job, SCR_SUCCESS, 0, 0, NULL };
-  job->start = job->busy_since = transfer_now();
+  job->start = transfer_now();
   job->checked = 0;
-  r.rc = scr_io_copy_file_paced(job->src, job->dst, 0755, &r.crc, &r.copied, transfer_pace, job);
-  if (r.rc == SCR_ERR_FAILURE) return;   /* given up on purpose: try again when asked */
-  char why[512];
-  if (r.rc != SCR_SUCCESS) {
-    snprintf(why, sizeof(why), "copy to %s failed: %s", job->dst, scr_error_string(r.rc));
-    r.why = why;
-  } else if (r.copied != job->size) {
-    snprintf(why, sizeof(why), "%llu bytes copied, %llu expected: the cached file changed",
-             (unsigned long long) r.copied, (unsigned long long) job->size);
-    r.why = why;
-    r.rc = SCR_ERR_INVALID;
+  job->rc = scr_io_copy_file_paced(job->src, job->dst, 0755, &job->crc, &job->copied, transfer_pace, job);
+  if (job->rc != SCR_SUCCESS && job->rc != SCR_ERR_FAILURE) {
+    snprintf(job->why, sizeof(job->why), "copy to %s failed: %s", job->dst, scr_error_string(job->rc));
+  } else if (job->rc == SCR_SUCCESS && job->copied != job->size) {
+    snprintf(job->why, sizeof(job->why), "%llu bytes copied, %llu expected: the cached file changed",
+             (unsigned long long) job->copied, (unsigned long long) job->size);
+    job->rc = SCR_ERR_INVALID;
   }
-  scr_transfer_file_update(transfer_path, transfer_record, &r);
 }
 
 static void transfer_on_signal(int sig)
@@ -231,13 +241,15 @@ int main(int argc, char** argv)
   sa.sa_handler = transfer_on_signal;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
-  /* the rank that started it may be killed without a word: then stop too */
-  if (transfer_parent > 0) prctl(PR_SET_PDEATHSIG, SIGTERM);
+  /* the rank that started it may be killed without a word: then it stops
+   * too, at its next look (PR_SET_PDEATHSIG would follow the thread that
+   * started it, which may end long before the rank) */
 
   int seen = 0;
+  static struct transfer_pick pick;
+  transfer_busy_since = transfer_now();
   while (!transfer_orphaned()) {
-    struct transfer_job job = { 0 };
-    struct transfer_pick pick = { &job, 0 };
+    memset(&pick, 0, sizeof(pick));
     int exists = access(transfer_path, F_OK) == 0;
     if (seen && !exists) break;
     seen |= exists;
@@ -247,10 +259,21 @@ int main(int argc, char** argv)
       continue;
     }
     if (pick.exit) break;
-    if (job.src) transfer_copy(&job);
-    else transfer_sleep(TRANSFER_POLL_SECONDS);
-    free(job.src);
-    free(job.dst);
+    for (int i = 0; i < pick.count; i++) {
+      /* a stop, an exit or an orphaned daemon gives up the rest of the batch */
+      if (i > 0 && pick.jobs[i - 1].rc == SCR_ERR_FAILURE) pick.jobs[i].rc = SCR_ERR_FAILURE;
+      else transfer_copy(&pick.jobs[i]);
+    }
+    if (pick.count > 0) {
+      scr_transfer_file_update(transfer_path, transfer_record, &pick);
+    } else {
+      transfer_sleep(TRANSFER_POLL_SECONDS);
+      transfer_busy_since = transfer_now();
+    }
+    for (int i = 0; i < pick.count; i++) {
+      free(pick.jobs[i].src);
+      free(pick.jobs[i].dst);
+    }
   }
   return 0;
 }

@@ -31,6 +31,7 @@ extern char** environ;
  * collectively. Only the node's first rank starts and stops the daemon. */
 static int async_id = -1;
 static double async_start;
+static int async_respawned;     /* the node's daemon was started again during it */
 static char* transfer_path;
 static pid_t daemon_pid;
 
@@ -118,8 +119,9 @@ static void daemon_stop(void)
 /* ---- this rank's files in the transfer file */
 
 /* FILES/<cache path>/{DESTINATION, SIZE} of this rank's files of the dataset;
- * NULL when a file has no destination or already is there (cache bypass) */
-static scr_kvtree* my_transfers(int id)
+ * NULL when a file has no destination or already is there (cache bypass).
+ * *occupied (may be NULL) counts destinations a file already holds. */
+static scr_kvtree* my_transfers(int id, int* occupied)
 {
   scr_kvtree* list = scr_kvtree_new();
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
@@ -133,6 +135,7 @@ static scr_kvtree* my_transfers(int id)
     }
     uint64_t size = 0;
     scr_kvtree_get_uint64(scr_kvtree_elem_tree(e), "SIZE", &size);
+    if (occupied && access(dst, F_OK) == 0) (*occupied)++;
     scr_kvtree* f = scr_kvtree_add_kv(list, SCR_TRANSFER_KEY_FILES, src);
     scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_DESTINATION, dst);
     scr_kvtree_set_kv_uint64(f, SCR_TRANSFER_KEY_SIZE, size);
@@ -214,10 +217,16 @@ int scr_flush_async_start(int id)
     scr.flush_async = 0;
     return SCR_ERR_INVALID;
   }
-  scr_kvtree* list = my_transfers(id);
-  if (!scr_mpi_all_true(list != NULL, scr.comm_world)) {
+  int occupied = 0;
+  scr_kvtree* list = my_transfers(id, &occupied);
+  /* cache bypass: the files are on the prefix already. Names a flushed
+   * checkpoint uses already (a program that writes the same names at every
+   * step): the background copy would replace the files of the checkpoint the
+   * index names while the program runs on; a synchronous flush keeps that
+   * window as short as it can be. */
+  if (!scr_mpi_all_true(list != NULL && occupied == 0, scr.comm_world)) {
     scr_kvtree_delete(&list);
-    return SCR_ERR_INVALID;  /* cache bypass: the files are on the prefix already */
+    return SCR_ERR_INVALID;
   }
   int rc = scr_flush_prepare(id);
   if (rc != SCR_SUCCESS) {
@@ -235,6 +244,7 @@ int scr_flush_async_start(int id)
   set_flushing(id, 1);
   async_id = id;
   async_start = scr_log_seconds();
+  async_respawned = 0;
   if (scr.rank == 0) scr_dbg(1, "flushing dataset %d to %s in the background", id, scr.prefix);
   return SCR_SUCCESS;
 }
@@ -261,17 +271,30 @@ static int my_state(const scr_kvtree* list, const scr_kvtree* transfer)
   return state;
 }
 
+/* node leader: 1 when the node's daemon runs, started once more if it died */
+static int daemon_running(void)
+{
+  if (scr.node_rank != 0 || daemon_alive()) return 1;
+  if (!async_respawned) {
+    async_respawned = 1;
+    scr_warn("asynchronous flush of dataset %d: the scr_transfer of this node exited: starting it again", async_id);
+    if (daemon_ensure()) return 1;
+  }
+  scr_err("asynchronous flush of dataset %d: the scr_transfer of this node exited again", async_id);
+  return 0;
+}
+
 int scr_flush_async_progress(void)
 {
   if (async_id < 0) return 1;
   int id = async_id;
-  scr_kvtree* list = my_transfers(id);
+  scr_kvtree* list = my_transfers(id, NULL);
   scr_kvtree* transfer = scr_kvtree_new();
   int state = -1;
   if (!list) scr_err("asynchronous flush of dataset %d: its files left the cache", id);
   else if (scr_transfer_file_read(transfer_path, transfer) != SCR_SUCCESS)
     scr_err("asynchronous flush of dataset %d: cannot read %s", id, transfer_path);
-  else state = my_state(list, transfer);
+  else if (daemon_running()) state = my_state(list, transfer);
   int states[2] = { state == 0, state < 0 }, all[2];
   MPI_Allreduce(states, all, 2, MPI_INT, MPI_MAX, scr.comm_world);
   if (all[0] && !all[1]) {

@@ -42,6 +42,7 @@
  *   stat     stat(PATH): RC is st_size
  *   xattrs   listxattr(PATH), then getxattr of each name: RC is the list's
  *            length (0: none)
+ *   setxattr setxattr(PATH, "user.scr", "1", 1, 0)
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -238,11 +239,11 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, OPS };
+           XATTRS, SETXATTR, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
-                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs" };
+                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr" };
 
 /* the descriptor of hold, for append and release */
 static int held = -1;
@@ -300,6 +301,7 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     }
     return (int) n;
   }
+  case SETXATTR: return setxattr(path, "user.scr", "1", 1, 0);
   case CRASH:
   case CRASHRW: {
     int fd = open(path, O_RDWR);
