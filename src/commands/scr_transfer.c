@@ -146,9 +146,16 @@ static int transfer_pick_next(scr_kvtree* t, void* arg)
         continue;
       }
       pending = 1;
-      struct transfer_job* job = &pick->jobs[pick->count++];
+      struct transfer_job* job = &pick->jobs[pick->count];
       job->src = strdup(scr_kvtree_elem_key(e));
       job->dst = strdup(dst);
+      if (!job->src || !job->dst) {   /* out of memory: the next look tries again */
+        free(job->src);
+        free(job->dst);
+        job->src = job->dst = NULL;
+        break;
+      }
+      pick->count++;
       job->size = size;
       job->bw = bw;
       job->percent = percent;
