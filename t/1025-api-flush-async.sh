@@ -70,7 +70,7 @@ test_expect_success 'a daemon killed during a copy is started again, and the flu
   fresh && { (sleep 1.5; pkill -9 -f "scr_transfer --parent [0-9]+ $TRASH/") & } &&
   SCR_FLUSH=1 SCR_FLUSH_ASYNC_BW=1MB scr_app 2 --steps 1 --bytes 3000000 >out 2>err;
   test $? = 0 && wait && expect_grep "exited: starting it again" err &&
-  check_pfs_file 1 0 3000000 && check_pfs_file 1 1 3000000
+  check_pfs_file 1 0 3000000 && check_pfs_file 1 1 3000000 && test -z "$(find "$PREFIX" -name "*.tmp.*")"
 '
 
 test_expect_success 'names a flushed checkpoint holds are flushed synchronously, never replaced in the background' '

@@ -262,7 +262,12 @@ int main(int argc, char** argv)
     seen |= exists;
     int rc = exists ? scr_transfer_file_update(transfer_path, transfer_pick_next, &pick) : SCR_ERR_NOENT;
     if (rc != SCR_SUCCESS && rc != SCR_ERR_NOENT) {
-      transfer_sleep(1.0);    /* a damaged or unwritable file: the library will say so */
+      /* a damaged or unwritable file: the library will say so */
+      for (int i = 0; i < pick.count; i++) {
+        free(pick.jobs[i].src);
+        free(pick.jobs[i].dst);
+      }
+      transfer_sleep(1.0);
       continue;
     }
     if (pick.exit) break;

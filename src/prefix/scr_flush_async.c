@@ -16,6 +16,7 @@
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_path.h"
+#include "scr_io.h"
 #include "scr_filemap.h"
 #include "scr_dataset.h"
 #include "scr_transfer_file.h"
@@ -272,9 +273,24 @@ static int my_state(const scr_kvtree* list, const scr_kvtree* transfer)
 }
 
 /* node leader: 1 when the node's daemon runs, started once more if it died */
+/* the temporary copies a killed daemon left beside the files it had not
+ * finished (the next one has another pid, and would leave them) */
+static void remove_abandoned_copies(void)
+{
+  scr_kvtree* transfer = scr_kvtree_new();
+  if (scr_transfer_file_read(transfer_path, transfer) == SCR_SUCCESS)
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(transfer, SCR_TRANSFER_KEY_FILES)); e;
+         e = scr_kvtree_next(e)) {
+      const char* dst = scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_TRANSFER_KEY_DESTINATION);
+      if (dst && !scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_TRANSFER_KEY_CRC)) scr_io_remove_stale_copies(dst);
+    }
+  scr_kvtree_delete(&transfer);
+}
+
 static int daemon_running(void)
 {
   if (scr.node_rank != 0 || daemon_alive()) return 1;
+  remove_abandoned_copies();
   if (!async_respawned) {
     async_respawned = 1;
     scr_warn("asynchronous flush of dataset %d: the scr_transfer of this node exited: starting it again", async_id);
