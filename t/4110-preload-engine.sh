@@ -485,4 +485,10 @@ test_expect_success 'a real directory with cached files and a marker no rule mat
   expect_grep '^stat ckpt.1/rank_0.dat: -1 No such file or directory' mixed.out && ! test -e $TRASH/mixed/ckpt.1
 "
 
+test_expect_success 'rewinddir of a listing that shows cached files starts it over' "
+  fresh relist && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/relist/.scrconf &&
+  fileops relist relist.out write:ckpt.1/rank_%d.dat write@0:ckpt.1/DONE relist@0:ckpt.1 &&
+  expect_grep '^relist@0 ckpt.1: 4 ok' relist.out
+"
+
 test_done

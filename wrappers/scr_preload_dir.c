@@ -174,6 +174,23 @@ SCR_PRELOAD_WRAPPER struct dirent64* readdir64(DIR* stream)
   return dir_read(stream, 1);
 }
 
+/* a listing the engine answers starts over too */
+SCR_PRELOAD_WRAPPER void rewinddir(DIR* stream)
+{
+  void (*real)(DIR*) = SCR_REAL(rewinddir);
+  if (real) real(stream);
+  int fd;
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE), 1) ||
+      !scr_preload_fd_mark(fd = dir_fd(stream)))
+    return;
+  scr_preload_fd_file file;
+  if (scr_preload_fd_lookup(fd, &file) && file.kind == SCR_PRELOAD_FD_DIR && file.hooked) {
+    int saved_errno = errno;
+    scr_preload_hook_rewinddir(stream, file.cookie);
+    errno = saved_errno;
+  }
+}
+
 SCR_PRELOAD_WRAPPER int closedir(DIR* stream)
 {
   int (*real)(DIR*) = SCR_REAL(closedir);

@@ -638,5 +638,6 @@ __attribute__((visibility("default"))) const struct scr_preload_engine scr_prelo
   .access = scr_view_access,
   .opendir = scr_view_opendir,
   .readdir = scr_view_readdir,
+  .rewinddir = scr_view_rewinddir,
   .closedir = scr_view_closedir,
 };

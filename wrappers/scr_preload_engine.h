@@ -36,6 +36,7 @@ struct scr_preload_engine {
   int (*access)(const scr_preload_target* target, int amode, int at_flags, char* redirect, int* handled);
   DIR* (*opendir)(const scr_preload_target* target, char* redirect, void** dir, int* handled);
   struct dirent64* (*readdir)(DIR* stream, void* dir, int* handled);
+  void (*rewinddir)(DIR* stream, void* dir);
   int (*closedir)(DIR* stream, void* dir, int* handled);
 };
 

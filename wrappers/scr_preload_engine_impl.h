@@ -159,6 +159,7 @@ int scr_view_stat(const scr_preload_target* target, int at_flags, char* redirect
 int scr_view_access(const scr_preload_target* target, int amode, int at_flags, char* redirect, int* handled);
 DIR* scr_view_opendir(const scr_preload_target* target, char* redirect, void** dir, int* handled);
 struct dirent64* scr_view_readdir(DIR* stream, void* dir, int* handled);
+void scr_view_rewinddir(DIR* stream, void* dir);
 int scr_view_closedir(DIR* stream, void* dir, int* handled);
 
 #endif

@@ -133,6 +133,12 @@ struct dirent64* scr_preload_hook_readdir(DIR* stream, void* dir, int* handled)
   return NULL;
 }
 
+void scr_preload_hook_rewinddir(DIR* stream, void* dir)
+{
+  const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
+  if (engine) engine->rewinddir(stream, dir);
+}
+
 int scr_preload_hook_closedir(DIR* stream, void* dir, int* handled)
 {
   HOOK_DISPATCH(closedir, stream, dir, handled);

@@ -163,6 +163,10 @@ SCR_PRELOAD_API DIR* scr_preload_hook_opendir(const scr_preload_target* target, 
  * On 64-bit Linux struct dirent and struct dirent64 are the same. */
 SCR_PRELOAD_API struct dirent64* scr_preload_hook_readdir(DIR* stream, void* dir, int* handled);
 
+/* rewinddir of a tracked stream, after the real rewinddir: the next readdir
+ * starts over (no return value, errno untouched) */
+SCR_PRELOAD_API void scr_preload_hook_rewinddir(DIR* stream, void* dir);
+
 /* closedir of a tracked stream, before the real closedir: the last call for
  * dir. HANDLED: the stream is closed by the hook; the return value is
  * closedir's result. */

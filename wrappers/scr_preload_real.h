@@ -134,6 +134,7 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   /* listings of the rules' directories */ \
   X(opendir, "opendir", NULL, DIR*, (const char*)) \
   X(fdopendir, "fdopendir", NULL, DIR*, (int)) \
+  X(rewinddir, "rewinddir", NULL, void, (DIR*)) \
   X(readdir, "readdir", NULL, struct dirent*, (DIR*)) \
   X(readdir64, "readdir64", SCR_PRELOAD_DIRENT64_VERSION, struct dirent64*, (DIR*)) \
   X(closedir, "closedir", NULL, int, (DIR*)) \

@@ -308,6 +308,13 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
   return stream;
 }
 
+void scr_view_rewinddir(DIR* stream, void* dir)
+{
+  (void) stream;
+  struct view_listing* l = dir;
+  if (l) l->next = 0;
+}
+
 struct dirent64* scr_view_readdir(DIR* stream, void* dir, int* handled)
 {
   (void) stream;

@@ -43,6 +43,8 @@
  *   xattrs   listxattr(PATH), then getxattr of each name: RC is the list's
  *            length (0: none)
  *   setxattr setxattr(PATH, "user.scr", "1", 1, 0)
+ *   relist   opendir(PATH), read it all, rewinddir, read it all again: RC
+ *            is the number of entries (-1 EIO when the two differ)
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -239,11 +241,11 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, OPS };
+           XATTRS, SETXATTR, RELIST, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
-                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr" };
+                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist" };
 
 /* the descriptor of hold, for append and release */
 static int held = -1;
@@ -302,6 +304,21 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     return (int) n;
   }
   case SETXATTR: return setxattr(path, "user.scr", "1", 1, 0);
+  case RELIST: {
+    /* the same entries again after rewinddir */
+    DIR* d = opendir(path);
+    if (!d) return -1;
+    int first = 0, second = 0;
+    while (readdir(d)) first++;
+    rewinddir(d);
+    while (readdir(d)) second++;
+    closedir(d);
+    if (first != second) {
+      errno = EIO;
+      return -1;
+    }
+    return second;
+  }
   case CRASH:
   case CRASHRW: {
     int fd = open(path, O_RDWR);
