@@ -440,13 +440,15 @@ test_expect_success 'an output file and a checkpoint file of the same step are t
   expect_grep '^resumed from step 3' mixed2.out
 "
 
-test_expect_success 'SCR_FLUSH_ASYNC=1 with the preload layer: checkpoints the program deletes stay deleted' "
+test_expect_success 'flushed checkpoints the program deletes from cache stay deleted and leave the index (SCR_FLUSH_ASYNC=1 too)' "
   fresh asyncdel && echo 'PRELOAD=ckpt_{step}/rank_{rank}.bin TYPE=CHECKPOINT' >$TRASH/asyncdel/.scrconf &&
-  SCR_FLUSH=2 SCR_FLUSH_ASYNC=1 SCR_FLUSH_ASYNC_BW=3MB SCR_DEBUG=1 run cxx_ofstream asyncdel asyncdel.out \
+  SCR_CACHE_SIZE=8 SCR_FLUSH=2 SCR_FLUSH_ASYNC=1 SCR_FLUSH_ASYNC_BW=3MB SCR_DEBUG=1 run cxx_ofstream asyncdel asyncdel.out \
     --steps 6 --every 1 --bytes 1500000 --keep 1 &&
   native cxx_ofstream asyncdel.ref asyncdel.ref.out --steps 6 --every 1 --bytes 1500000 --keep 1 &&
   same_result asyncdel.out asyncdel.ref.out &&
-  test \"\$(cd $TRASH/asyncdel && find . -name 'rank_*' | sort)\" = \"\$(cd $TRASH/asyncdel.ref && find . -name 'rank_*' | sort)\"
+  test \"\$(cd $TRASH/asyncdel && find . -name 'rank_*' | sort)\" = \"\$(cd $TRASH/asyncdel.ref && find . -name 'rank_*' | sort)\" &&
+  scr_index -p $TRASH/asyncdel >index.out && expect_grep 'ckpt_6 .* ok' index.out &&
+  ! grep -q 'ckpt_[24] .* ok' index.out
 "
 
 test_expect_success 'a temporary file no rule matches, renamed to a checkpoint name, completes the checkpoint at once' "

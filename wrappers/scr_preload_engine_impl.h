@@ -79,6 +79,10 @@ void scr_engine_file_joined(void);
 /* the newest dataset completed in this run (or restored), -1 if none */
 int scr_engine_done_id(void);
 
+/* rank 0: the index no longer offers dataset id for a restart (its files on
+ * the prefix directory are not whole any more) */
+void scr_engine_index_incomplete(int id);
+
 /* ---- files of completed datasets changed in place (scr_preload_engine_update.c), lock held */
 
 /* `cache`, this rank's file of the completed dataset `dataset`, is about to

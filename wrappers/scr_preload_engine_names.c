@@ -112,6 +112,12 @@ static int engine_drop_shared(const char* shown, const char* orig)
 static int engine_drop_cached(const char* cached, int dataset, const char* orig)
 {
   scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
+  /* a file of a flushed checkpoint deleted: the copy on the prefix directory
+   * goes too (below), so the index must stop offering it for a restart; rank
+   * 0 says so (a deletion by another rank alone leaves the entry: the fetch
+   * then finds the file missing and takes an older checkpoint) */
+  if (scr.rank == 0 && scr_kvtree_get(scr_kvtree_get(mine, "FILE"), cached) && scr_flush_is_flushed(dataset))
+    scr_engine_index_incomplete(dataset);
   int rc = unlink(cached);
   int saved_errno = errno;
   scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);

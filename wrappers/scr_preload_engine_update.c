@@ -280,6 +280,12 @@ static int update_index_incomplete(scr_kvtree* index, void* id)
   return scr_index_file_mark_incomplete(index, *(int*) id);
 }
 
+void scr_engine_index_incomplete(int id)
+{
+  if (scr_index_file_update(scr.prefix, update_index_incomplete, &id) != SCR_SUCCESS)
+    scr_warn("cannot mark dataset %d incomplete in the index of %s", id, scr.prefix);
+}
+
 /* collective: dataset id, changed in place on some rank, gets its totals
  * and its redundancy anew; the newest checkpoint also its copy on the prefix
  * directory, if it had one (an older one keeps its flushed bytes: flushing
