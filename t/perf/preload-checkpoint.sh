@@ -11,10 +11,12 @@
 # the medians over all checkpoints of all rounds.
 #   t/perf/preload-checkpoint.sh [RANKS] [MIB-PER-RANK] [CHECKPOINTS] [ROUNDS]
 set -e
-build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 ranks=${1:-2} mib=${2:-256} checkpoints=${3:-4} rounds=${4:-5}
 app="$build/t/perf/preload-write"
 preload="$build/.libs/libscr_preload.so"
+[ -x "$app" ] && [ -f "$preload" ] ||
+  { echo "build first (make check), and set top_builddir if the build is not in ./build" >&2; exit 1; }
 base=$(mktemp -d /dev/shm/scr-perf.XXXXXX)
 trap 'rm -rf "$base"' EXIT
 mkdir -p "$base/prefix" "$base/native"
