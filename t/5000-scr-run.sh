@@ -91,6 +91,13 @@ test_expect_success 'SCR_EXCLUDE_NODES and --nodes in host list syntax: excluded
   test "$(grep -c "^node[024]$" out)" = 3
 '
 
+test_expect_success 'a node whose cache base is not a writable directory is left out' '
+  fresh && rm -rf "$SCR_CLUSTER_STATE/nodes/node2/local/cache" && : >"$SCR_CLUSTER_STATE/nodes/node2/local/cache" &&
+  (cd "$PREFIX" && scr_run -v --no-preload --no-postrun scr_cluster run --nodes "node[0-3]" -- true) >out 2>&1 &&
+  expect_grep "node node2 is down, or its cache base /scr-local/cache is not writable" out &&
+  expect_grep "launch 1: .* --nodes node0,node1,node3,node4 " out
+'
+
 test_expect_success 'too few healthy nodes: no launch, status 1' '
   fresh &&
   (cd "$PREFIX" && SCR_EXCLUDE_NODES="node[0-1]" scr_run scr_cluster run --nodes node0,node1,node2,node3 -- hostname) \
