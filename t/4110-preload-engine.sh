@@ -451,6 +451,16 @@ test_expect_success 'flushed checkpoints the program deletes from cache stay del
   ! grep -q 'ckpt_[24] .* ok' index.out
 "
 
+test_expect_success 'a flushed checkpoint deleted after it left the cache leaves the index too' "
+  fresh evicted && echo 'PRELOAD=ckpt_{step}/rank_{rank}.bin TYPE=CHECKPOINT' >$TRASH/evicted/.scrconf &&
+  SCR_CACHE_SIZE=1 SCR_FLUSH=2 run cxx_ofstream evicted evicted.out --steps 6 --every 1 --bytes 100000 --keep 1 &&
+  test -n \"\$(result_of evicted.out)\" &&
+  test \"\$(cd $TRASH/evicted && find . -name 'rank_*' | sort)\" = \"./ckpt_6/rank_0.bin
+./ckpt_6/rank_1.bin\" &&
+  scr_index -p $TRASH/evicted >index.out && expect_grep 'ckpt_6 .* ok' index.out &&
+  ! grep -q 'ckpt_[24] .* ok' index.out
+"
+
 test_expect_success 'a temporary file no rule matches, renamed to a checkpoint name, completes the checkpoint at once' "
   fresh joined && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/joined/.scrconf &&
   ! fileops joined joined.die.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat.tmp \

@@ -74,7 +74,7 @@ void scr_engine_file_free(struct scr_engine_file* f)
 /* The dataset name: the path up to the component that holds {step}, with
  * the rank digits, when they are in it, spelled "{rank}" so that every rank
  * proposes the same name ("ckpt.12", "restart_{rank}_000012.dat"). */
-static char* engine_dataset_name(const scr_preload_target* t, const char* relpath)
+char* scr_engine_dataset_name(const scr_preload_target* t, const char* relpath)
 {
   size_t rel_start = strlen(t->path) - strlen(relpath);
   size_t end = t->match.step_offset + t->match.step_length;
@@ -313,7 +313,7 @@ int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* ru
       *attached = 1;
       return engine_attach(t->path, relpath, cache, length);
     }
-    char* name = engine_dataset_name(t, relpath);
+    char* name = scr_engine_dataset_name(t, relpath);
     if (!engine.active) {
       engine_begin(name, rule, t->match.step);
     } else if (engine.step < 0) {

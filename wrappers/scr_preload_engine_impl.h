@@ -79,9 +79,15 @@ void scr_engine_file_joined(void);
 /* the newest dataset completed in this run (or restored), -1 if none */
 int scr_engine_done_id(void);
 
+/* the name of the dataset a file of target's rule belongs to (malloc'd) */
+char* scr_engine_dataset_name(const scr_preload_target* t, const char* relpath);
+
 /* rank 0: the index no longer offers dataset id for a restart (its files on
  * the prefix directory are not whole any more) */
 void scr_engine_index_incomplete(int id);
+/* rank 0: a file of target's rule that is not in cache was deleted: the
+ * complete checkpoint the index names after its step, if any, is not whole */
+void scr_engine_index_file_deleted(const scr_preload_target* target);
 
 /* ---- files of completed datasets changed in place (scr_preload_engine_update.c), lock held */
 

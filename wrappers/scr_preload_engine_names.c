@@ -458,6 +458,7 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
   if (t->directory) return -1;
   pthread_mutex_lock(&scr_engine_lock);
   int rc = -1, dataset = -1;
+  struct stat st;
   char* cached = scr_view_find(t->path, &dataset);
   scr_kvtree* mine = cached ? scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK",
                                                     scr.rank) : NULL;
@@ -473,6 +474,10 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
      * the copy on the prefix directory goes as the application asked */
     *handled = SCR_PRELOAD_HANDLED;
     rc = engine_drop_cached(cached, dataset, t->path);
+  } else if (!cached && scr.rank == 0 && lstat(t->path, &st) == 0 && S_ISREG(st.st_mode)) {
+    /* a flushed checkpoint that left the cache loses a file where it was
+     * flushed: the index stops offering it (the real unlink follows) */
+    scr_engine_index_file_deleted(t);
   }
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);

@@ -21,6 +21,7 @@
 #include "scr_cache.h"
 #include "scr_flush.h"
 #include "scr_index_file.h"
+#include "scr_path.h"
 #include "scr_reddesc.h"
 #include "scr_redundancy.h"
 #include "scr_preload_engine_impl.h"
@@ -278,6 +279,27 @@ int scr_engine_update_truncate(int dataset, const char* orig, const char* cache,
 static int update_index_incomplete(scr_kvtree* index, void* id)
 {
   return scr_index_file_mark_incomplete(index, *(int*) id);
+}
+
+/* the entry named arg, complete: marked incomplete; SCR_ERR_NOENT (nothing
+ * written) otherwise */
+static int update_index_name_incomplete(scr_kvtree* index, void* arg)
+{
+  int id = -1;
+  if (scr_index_file_get_id_by_name(index, (const char*) arg, &id) != SCR_SUCCESS ||
+      !scr_index_file_is_complete(index, id))
+    return SCR_ERR_NOENT;
+  return scr_index_file_mark_incomplete(index, id);
+}
+
+void scr_engine_index_file_deleted(const scr_preload_target* target)
+{
+  const scr_preload_rule* rule = scr_engine_rule(target);
+  char* relpath = rule && rule->has_step ? scr_path_relative_to(scr.prefix, target->path) : NULL;
+  char* name = relpath ? scr_engine_dataset_name(target, relpath) : NULL;
+  if (name) scr_index_file_update(scr.prefix, update_index_name_incomplete, name);
+  free(name);
+  free(relpath);
 }
 
 void scr_engine_index_incomplete(int id)
