@@ -8,15 +8,21 @@ export SCR_FLUSH=0
 launch() {
   (cd "$PREFIX" && scr_run -v --no-preload "$MPIEXEC" "$@") >out 2>&1
 }
+# the same without scr_postrun: the launches of programs that are not SCR
+# jobs, which must not scavenge what an earlier test left in the cache with
+# another number of ranks
+launch_only() {
+  (cd "$PREFIX" && scr_run -v --no-preload --no-postrun "$MPIEXEC" "$@") >out 2>&1
+}
 
 test_expect_success 'the slot count of a host in -hosts is kept' '
-  launch -n 2 -hosts localhost:2 hostname; test $? = 0 &&
+  launch_only -n 2 -hosts localhost:2 hostname; test $? = 0 &&
   expect_grep "launch 1: .* -hosts localhost:2 hostname" out &&
   test "$(grep -c "^$(hostname)$" out)" = 2
 '
 
 test_expect_success 'a host file is read and replaced by -hosts' '
-  printf "# nodes\nlocalhost:2\n" >hosts && launch -n 2 -f "$TRASH/hosts" hostname; test $? = 0 &&
+  printf "# nodes\nlocalhost:2\n" >hosts && launch_only -n 2 -f "$TRASH/hosts" hostname; test $? = 0 &&
   expect_grep "launch 1: .* -n 2 -hosts localhost:2 hostname" out
 '
 
@@ -34,24 +40,24 @@ test_expect_success 'a crashed job is launched again and resumes; its checkpoint
 '
 
 test_expect_success 'options other than the host selection reach the launch unchanged' '
-  launch -n 1 -genv SCR_T5010 yes -hosts localhost sh -c "echo \"env=\$SCR_T5010\""; test $? = 0 &&
+  launch_only -n 1 -genv SCR_T5010 yes -hosts localhost sh -c "echo \"env=\$SCR_T5010\""; test $? = 0 &&
   expect_grep "^env=yes$" out
 '
 
 test_expect_success 'hydra option forms: --np, -n=N, --hosts, -hosts=H:S, -order-nodes VALUE' '
-  launch --np 2 -order-nodes ascending hostname; test $? = 0 &&
+  launch_only --np 2 -order-nodes ascending hostname; test $? = 0 &&
   test "$(grep -c "^$(hostname)$" out)" = 2 &&
-  launch -n=2 --hosts localhost hostname; test $? = 0 && expect_grep "launch 1: .* -hosts localhost hostname" out &&
-  launch -n 2 -hosts=localhost:2 hostname; test $? = 0 && expect_grep "launch 1: .* -hosts localhost:2 hostname" out
+  launch_only -n=2 --hosts localhost hostname; test $? = 0 && expect_grep "launch 1: .* -hosts localhost hostname" out &&
+  launch_only -n 2 -hosts=localhost:2 hostname; test $? = 0 && expect_grep "launch 1: .* -hosts localhost:2 hostname" out
 '
 
 test_expect_success 'a bad host list in -hosts is a usage error naming it' '
-  launch -n 1 -hosts "nodeX[2-1]" hostname; test $? = 2 && expect_grep "hosts (nodeX\[2-1\]): not a host list" out &&
-  launch -n 1 -hosts "n[1-2]x[a]" hostname; test $? = 2
+  launch_only -n 1 -hosts "nodeX[2-1]" hostname; test $? = 2 && expect_grep "hosts (nodeX\[2-1\]): not a host list" out &&
+  launch_only -n 1 -hosts "n[1-2]x[a]" hostname; test $? = 2
 '
 
 test_expect_success 'an MPMD launch is refused' '
-  launch -n 1 hostname : -n 1 hostname; test $? = 2 && expect_grep "MPMD" out
+  launch_only -n 1 hostname : -n 1 hostname; test $? = 2 && expect_grep "MPMD" out
 '
 
 test_expect_success 'the job output options apply to the job only, not to the scavenge' '
