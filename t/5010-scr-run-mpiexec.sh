@@ -5,14 +5,24 @@
 . "$top_srcdir/t/test-lib.sh"
 
 export SCR_FLUSH=0
+# hydra's launches on this host and the cluster tests' bridges and
+# namespaces do not mix well: not at the same time as those tests
+cluster_lock
+# (the output is shown too: a test shows its output when it fails)
 launch() {
   (cd "$PREFIX" && scr_run -v --no-preload "$MPIEXEC" "$@") >out 2>&1
+  set -- $?
+  cat out
+  return "$1"
 }
 # the same without scr_postrun: the launches of programs that are not SCR
 # jobs, which must not scavenge what an earlier test left in the cache with
 # another number of ranks
 launch_only() {
   (cd "$PREFIX" && scr_run -v --no-preload --no-postrun "$MPIEXEC" "$@") >out 2>&1
+  set -- $?
+  cat out
+  return "$1"
 }
 
 test_expect_success 'the slot count of a host in -hosts is kept' '
