@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -413,6 +414,36 @@ done:;
   free(dir);
   errno = saved_errno;
   return rc;
+}
+
+int scr_io_lock(const char* path, int* fd)
+{
+  *fd = -1;
+  int lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (lock_fd < 0) {
+    scr_err("cannot open lock file %s: %s", path, strerror(errno));
+    return SCR_ERR_IO;
+  }
+  /* a signal may interrupt the wait; only give up on real errors */
+  int status;
+  do {
+    status = flock(lock_fd, LOCK_EX);
+  } while (status != 0 && errno == EINTR);
+  if (status != 0) {
+    scr_err("cannot lock %s: %s", path, strerror(errno));
+    close(lock_fd);
+    return SCR_ERR_IO;
+  }
+  *fd = lock_fd;
+  return SCR_SUCCESS;
+}
+
+void scr_io_unlock(int fd)
+{
+  if (fd < 0) return;
+  /* closing drops the flock; the explicit unlock keeps the intent visible */
+  flock(fd, LOCK_UN);
+  close(fd);
 }
 
 void scr_io_remove_stale_copies(const char* dst)

@@ -42,6 +42,15 @@ int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
  * SCR_ERR_FAILURE returned, nothing logged) */
 int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode, uint32_t* crc, uint64_t* size,
                            int (*pace)(uint64_t copied, void* arg), void* arg);
+/* an exclusive flock on path (created 0600 if missing, never through a
+ * symlink), waiting for other holders through signals: SCR_SUCCESS with *fd
+ * set, or SCR_ERR_IO (logged). flock rather than fcntl locks: they belong to
+ * the open file, so a lock the library holds is not dropped when some other
+ * code closes the same file. */
+int scr_io_lock(const char* path, int* fd);
+/* releases a lock taken with scr_io_lock; fd < 0 is ignored */
+void scr_io_unlock(int fd);
+
 /* remove what a copy to dst killed before its rename left: "<dst>.tmp.<pid>" */
 void scr_io_remove_stale_copies(const char* dst);
 /* zlib CRC32 and size of a file's content; either output may be NULL */

@@ -1,17 +1,16 @@
-/* scr_prefix_dir.c - paths, creation and locking of <prefix>/.scr (see scr_prefix_dir.h).
- * flock rather than fcntl locks: they belong to the open file, so a lock taken
- * by the library is not dropped when some other code closes the same file. */
+/* scr_prefix_dir.c - paths, creation and locking of <prefix>/.scr (see scr_prefix_dir.h);
+ * the locks are scr_io_lock's. */
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "scr_error.h"
 #include "scr_log.h"
+#include "scr_io.h"
 #include "scr_path.h"
 #include "scr_prefix_dir.h"
 
@@ -57,35 +56,12 @@ int scr_prefix_dir_lock(const char* prefix, const char* lock_name, int* fd)
 
   char* path = scr_prefix_dir_file(prefix, lock_name);
   if (path == NULL) return SCR_ERR_NOMEM;
-
-  int lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock_fd < 0) {
-    scr_err("cannot open lock file %s: %s", path, strerror(errno));
-    free(path);
-    return SCR_ERR_IO;
-  }
-
-  /* a signal may interrupt the wait; only give up on real errors */
-  int status;
-  do {
-    status = flock(lock_fd, LOCK_EX);
-  } while (status != 0 && errno == EINTR);
-  if (status != 0) {
-    scr_err("cannot lock %s: %s", path, strerror(errno));
-    close(lock_fd);
-    free(path);
-    return SCR_ERR_IO;
-  }
-
+  rc = scr_io_lock(path, fd);
   free(path);
-  *fd = lock_fd;
-  return SCR_SUCCESS;
+  return rc;
 }
 
 void scr_prefix_dir_unlock(int fd)
 {
-  if (fd < 0) return;
-  /* closing drops the flock; the explicit unlock keeps the intent visible */
-  flock(fd, LOCK_UN);
-  close(fd);
+  scr_io_unlock(fd);
 }
