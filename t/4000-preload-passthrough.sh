@@ -110,4 +110,18 @@ else
   '
 fi
 
+walk_probe="$top_builddir/t/helpers/walk-probe"
+
+test_expect_success 'nftw and ftw as linked give what libc gives, without the preload' '
+  mkdir walk.plain && (cd walk.plain && "$walk_probe") >walk.plain.out &&
+  expect_grep "^660 walks, 0 differences\$" walk.plain.out
+'
+
+test_expect_success 'the layer walks trees itself while directories are shown: every flag, link and answer as glibc' '
+  mkdir walk.rules && printf "PRELOAD=ckpt.{step}/rank_{rank}.dat\n" >walk.rules/.scrconf &&
+  (cd walk.rules && LD_PRELOAD="$preload" "$walk_probe" --load-rules) >walk.rules.out 2>walk.rules.err &&
+  expect_grep "rules loaded, virtual directories shown" walk.rules.err &&
+  expect_grep "^660 walks, 0 differences\$" walk.rules.out
+'
+
 test_done

@@ -222,6 +222,19 @@ test_expect_success 'glob finds a restored file; opened with O_CREAT|O_EXCL it e
   test \"\$(sed -n 1p excl.out | cut -d' ' -f3)\" -gt 1
 "
 
+test_expect_success 'nftw walks a restored checkpoint directory the file system lacks, and removes it' "
+  fresh walk && echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/walk/.scrconf &&
+  ! SCR_FLUSH=0 run posix_fpp walk walk.die.out --die-at 5 &&
+  ! test -e $TRASH/walk/data &&
+  fileops walk walk.top.out walk:. 'glob:*' &&
+  expect_grep '^  = D 1 ./data\$' walk.top.out && expect_grep '^  = F 2 ./data/step4_rank0.chk\$' walk.top.out &&
+  expect_grep '^  = data\$' walk.top.out &&
+  fileops walk walk.out walk:data rmwalk:data walk:data stat:data/step4_rank%d.chk 'glob:data/*' &&
+  printf '%s\\n' 'walk data: 2 ok' '  = D 0 data' '  = F 1 data/step4_rank0.chk' 'rmwalk data: 0 ok' \
+    'walk data: -1 No such file or directory' 'stat data/step4_rank0.chk: -1 No such file or directory' \
+    'glob data/*: 0 ok' >walk.expect && test_cmp walk.expect walk.out
+"
+
 test_expect_success 'a second file of a step that already completed joins that checkpoint, with a warning' "
   fresh twofiles && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat' 'PRELOAD=ck.{step}/q_{rank}.dat' >$TRASH/twofiles/.scrconf &&
   fileops twofiles two.out mkdir:ck.1 write:ck.1/r_%d.dat write:ck.1/q_%d.dat &&

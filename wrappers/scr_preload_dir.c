@@ -65,7 +65,7 @@ static int dir_follow(const scr_preload_ruleset* rules, const char* path, int fa
 static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
 {
   scr_preload_lookup l;
-  if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, SCR_PRELOAD_LOOKUP_DIRECTORY) ||
+  if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, SCR_PRELOAD_LOOKUP_DIRECTORY | SCR_PRELOAD_LOOKUP_LISTING) ||
       scr_preload_state_dryrun()) {
     int saved_errno = errno;
     DIR* d = dir_real_open(path);
@@ -101,7 +101,7 @@ static DIR* dir_fdopen_routed(const scr_preload_ruleset* rules, DIR* stream, int
 {
   int saved_errno = errno;
   scr_preload_lookup l;
-  if (!stream || !rules || !scr_preload_lookup_path(&l, rules, "fdopendir", fd, ".", SCR_PRELOAD_LOOKUP_DIRECTORY) ||
+  if (!stream || !rules || !scr_preload_lookup_path(&l, rules, "fdopendir", fd, ".", SCR_PRELOAD_LOOKUP_DIRECTORY | SCR_PRELOAD_LOOKUP_LISTING) ||
       scr_preload_state_dryrun()) {
     errno = saved_errno;
     return stream;
@@ -295,7 +295,7 @@ static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, const cha
   scr_preload_lookup l;
   if (!rules || (!is64 && !DIR_SAME_LAYOUT) || scr_preload_state_dryrun() ||
       !scr_preload_lookup_path(&l, rules, is64 ? "scandir64" : "scandir", AT_FDCWD, path,
-                               SCR_PRELOAD_LOOKUP_DIRECTORY)) {
+                               SCR_PRELOAD_LOOKUP_DIRECTORY | SCR_PRELOAD_LOOKUP_LISTING)) {
     int saved_errno = errno;
     int n = dir_scan_real(is64, path, list, filter, compare);
     char followed[PATH_MAX];

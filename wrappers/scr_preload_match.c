@@ -176,6 +176,20 @@ int scr_preload_rules_match_name(const scr_preload_ruleset* ruleset, const char*
   return 0;
 }
 
+int scr_preload_rules_leads_to_directory(const scr_preload_ruleset* ruleset, const char* path, size_t length)
+{
+  char buffer[4096 + 2];
+  if (!ruleset || !ruleset->prefix || length == 0 || length >= sizeof(buffer) - 1 || path[0] != '/') return 0;
+  memcpy(buffer, path, length);
+  if (length > 1) buffer[length++] = '/';
+  if (length < ruleset->prefix_length || memcmp(buffer, ruleset->prefix, ruleset->prefix_length) != 0) return 0;
+  for (int i = 0; i < ruleset->count; i++) {
+    const rule* r = &ruleset->rules[i];
+    if (length < r->directory_length && memcmp(buffer, r->text, length) == 0) return 1;
+  }
+  return 0;
+}
+
 int scr_preload_rules_match_directory(const scr_preload_ruleset* ruleset, const char* path,
                                       size_t length, scr_preload_match* result)
 {

@@ -4,6 +4,7 @@
 #define SCR_PRELOAD_REAL_H
 
 #include <dirent.h>
+#include <ftw.h>
 #include <glob.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -140,6 +141,10 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(closedir, "closedir", NULL, int, (DIR*)) \
   X(glob, "glob", SCR_PRELOAD_GLOB_VERSION, int, (const char*, int, int (*)(const char*, int), glob_t*)) \
   X(glob64, "glob64", SCR_PRELOAD_GLOB_VERSION, int, (const char*, int, int (*)(const char*, int), glob64_t*)) \
+  X(nftw, "nftw", NULL, int, (const char*, int (*)(const char*, const struct stat*, int, struct FTW*), int, int)) \
+  X(nftw64, "nftw64", NULL, int, (const char*, int (*)(const char*, const struct stat64*, int, struct FTW*), int, int)) \
+  X(ftw, "ftw", NULL, int, (const char*, int (*)(const char*, const struct stat*, int), int)) \
+  X(ftw64, "ftw64", NULL, int, (const char*, int (*)(const char*, const struct stat64*, int), int)) \
   X(scandir, "scandir", NULL, int, (const char*, struct dirent***, scr_preload_scandir_filter, \
                                     scr_preload_scandir_compare)) \
   X(scandir64, "scandir64", SCR_PRELOAD_DIRENT64_VERSION, int, (const char*, struct dirent64***, \

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include "scr_error.h"
 #include "scr_param.h"
+#include "scr_preload_path.h"
 #include "scr_preload_rules_impl.h"
 
 /* --- lexing: one pattern element at a time, shared by validation and compilation */
@@ -478,6 +479,13 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
     return SCR_ERR_NOMEM;
   }
   int rc = SCR_SUCCESS;
+  char normal[4096];
+  size_t length = scr_preload_path_normalize("/", prefix, normal, sizeof(normal) - 1);
+  if (length > 1) normal[length++] = '/';
+  normal[length] = '\0';
+  if (length == 0 || !(set->prefix = strdup(normal))) rc = length == 0 ? SCR_ERR_INVALID : SCR_ERR_NOMEM;
+  if (length == 0 && errbuf) snprintf(errbuf, errlen, "key PRELOAD: the prefix directory '%s' is too long", prefix);
+  set->prefix_length = length;
   for (scr_kvtree_elem* e = scr_kvtree_first(descriptors); e && rc == SCR_SUCCESS; e = scr_kvtree_next(e)) {
     rule* r = &set->rules[set->count++];
     rc = rule_compile(r, scr_kvtree_elem_key(e), scr_kvtree_elem_tree(e), prefix, errbuf, errlen);
@@ -539,6 +547,7 @@ void scr_preload_rules_free(scr_preload_ruleset** ruleset)
   scr_preload_ruleset* set = *ruleset;
   for (int i = 0; i < set->count; i++) rule_release(&set->rules[i]);
   free(set->rules);
+  free(set->prefix);
   if (set->common != set->common_inline) free(set->common);
   free(set);
   *ruleset = NULL;

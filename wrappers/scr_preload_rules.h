@@ -142,4 +142,11 @@ int scr_preload_rules_exclude(const scr_preload_ruleset* ruleset, const char* pa
 int scr_preload_rules_match_directory(const scr_preload_ruleset* ruleset, const char* path,
                                       size_t length, scr_preload_match* result);
 
+/* 1 when the directory (absolute, normalized) is the prefix directory or one
+ * below it on the way to a rule's literal directory ("/p" and "/p/out" for
+ * the rule "/p/out/data/f_{step}" under the prefix "/p"): not a rule
+ * directory, but one whose listing may show a directory that exists only in
+ * the view */
+int scr_preload_rules_leads_to_directory(const scr_preload_ruleset* ruleset, const char* path, size_t length);
+
 #endif

@@ -83,6 +83,8 @@ struct scr_preload_ruleset {
   int filters_pass;            /* some rule's name can hold '/' (a ** inside it): no filtering */
   int next_any;                /* some rule's literal prefix is the common prefix: any byte may follow */
   rule* rules;
+  char* prefix;                /* the prefix directory, normalized, ending in '/' */
+  size_t prefix_length;
   char_set next;               /* bytes that follow the common prefix in some rule's literal prefix */
   /* then the filters, in the same allocation: what a name is screened with
    * lies in the lines right after the common prefix */

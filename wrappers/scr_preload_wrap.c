@@ -125,6 +125,11 @@ int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* ru
     l->t.directory = 1;
     return lookup_owner();
   }
+  if ((what & SCR_PRELOAD_LOOKUP_LISTING) && scr_preload_rules_leads_to_directory(rules, l->path, length)) {
+    l->t.directory = 1;
+    l->t.match.rule = -1;
+    return lookup_owner();
+  }
   l->t.match.rule = -1;
   return 0;
 }

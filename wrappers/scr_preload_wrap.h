@@ -116,7 +116,9 @@ static inline const scr_preload_ruleset* scr_preload_wrap_rules(void)
 enum {
   SCR_PRELOAD_LOOKUP_FILE = 1,       /* a file a rule matches */
   SCR_PRELOAD_LOOKUP_DIRECTORY = 2,  /* a rule directory (tried after FILE) */
-  SCR_PRELOAD_LOOKUP_CALLER = 4      /* an open: the rule's CALLER= must be on the stack */
+  SCR_PRELOAD_LOOKUP_CALLER = 4,     /* an open: the rule's CALLER= must be on the stack */
+  SCR_PRELOAD_LOOKUP_LISTING = 8     /* with DIRECTORY: also a directory on the way to a rule's
+                                      * (scr_preload_rules_leads_to_directory), to be listed */
 };
 
 /* a target and the buffer its path lives in */

@@ -45,13 +45,20 @@
  *   setxattr setxattr(PATH, "user.scr", "1", 1, 0)
  *   relist   opendir(PATH), read it all, rewinddir, read it all again: RC
  *            is the number of entries (-1 EIO when the two differ)
+ *   walk     nftw(PATH, FTW_PHYS): RC is the number of objects met, each on
+ *            a line "  = TYPE LEVEL PATH" (TYPE F, D, SL, NS...), sorted
+ *   rmwalk   nftw(PATH, FTW_DEPTH | FTW_PHYS) removing each object, as
+ *            codes remove an old checkpoint directory: RC as nftw returns
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
  * "OP@RANK PATH: RC ERROR". */
+#define _XOPEN_SOURCE 700
+#define _DEFAULT_SOURCE 1
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <glob.h>
 #include <mpi.h>
 #include <signal.h>
@@ -241,11 +248,43 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, RELIST, OPS };
+           XATTRS, SETXATTR, RELIST, WALK, RMWALK, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
-                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist" };
+                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist",
+                                           "walk", "rmwalk" };
+
+/* what walk met, one line each */
+static char walk_lines[64][512];
+static int walk_count;
+
+static int walk_record(const char* path, const struct stat* st, int type, struct FTW* ftw)
+{
+  (void) st;
+  static const char* const types[] = { [FTW_F] = "F", [FTW_D] = "D", [FTW_DNR] = "DNR", [FTW_NS] = "NS",
+                                       [FTW_SL] = "SL", [FTW_DP] = "DP", [FTW_SLN] = "SLN" };
+  if (walk_count < 64) snprintf(walk_lines[walk_count++], sizeof(walk_lines[0]), "  = %s %d %s\n", types[type],
+                                ftw->level, path);
+  return 0;
+}
+
+static int compare_lines(const void* a, const void* b) { return strcmp(a, b); }
+
+static int walk_tree(const char* path, char* detail, size_t size)
+{
+  walk_count = 0;
+  int rc = nftw(path, walk_record, 4, FTW_PHYS);
+  qsort(walk_lines, (size_t) walk_count, sizeof(walk_lines[0]), compare_lines);
+  for (int i = 0; i < walk_count; i++) strncat(detail, walk_lines[i], size - strlen(detail) - 1);
+  return rc == 0 ? walk_count : rc;
+}
+
+static int walk_remove(const char* path, const struct stat* st, int type, struct FTW* ftw)
+{
+  (void) st, (void) type, (void) ftw;
+  return remove(path);
+}
 
 /* the descriptor of hold, for append and release */
 static int held = -1;
@@ -304,6 +343,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     return (int) n;
   }
   case SETXATTR: return setxattr(path, "user.scr", "1", 1, 0);
+  case WALK: return walk_tree(path, detail, size);
+  case RMWALK: return nftw(path, walk_remove, 4, FTW_DEPTH | FTW_PHYS);
   case RELIST: {
     /* the same entries again after rewinddir */
     DIR* d = opendir(path);
