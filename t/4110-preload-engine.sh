@@ -243,13 +243,34 @@ test_expect_success 'a second file of a step that already completed joins that c
   printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/q_0.dat: 7 ok' >two.expect && test_cmp two.expect two.read.out
 "
 
-test_expect_success 'a completed checkpoint file opened again for writing is a new version, not changed in place' "
+test_expect_success 'a completed checkpoint file opened again without O_TRUNC changes in place; written anew, a new version' "
   fresh again && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/again/.scrconf &&
   fileops again again.out mkdir:ck.1 write:ck.1/r_%d.dat update:ck.1/r_%d.dat read:ck.1/r_%d.dat &&
   printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'update ck.1/r_0.dat: 0 ok' 'read ck.1/r_0.dat: 7 ok' \
     >again.expect && test_cmp again.expect again.out &&
   files=\$(find $SCR_CACHE_BASE -name r_1.dat ! -path '*.scr_*') && test \"\$(echo \$files | wc -w)\" = 1 &&
-  test \"\$(cat \$files)\" = 'Xank 1' && case \$files in *scr.dataset.1/*) false ;; esac
+  test \"\$(cat \$files)\" = 'Xank 1' && case \$files in *scr.dataset.1/*) true ;; *) false ;; esac &&
+  fileops again again.new.out fwrite:ck.1/r_%d.dat &&
+  files=\$(find $SCR_CACHE_BASE -name r_1.dat ! -path '*.scr_*') && test \"\$(echo \$files | wc -w)\" = 1 &&
+  test \"\$(cat \$files)\" = 'rank 1' && case \$files in *scr.dataset.1/*) false ;; esac
+"
+
+test_expect_success 'a log appended to with fopen(a) after its checkpoint completed changes that checkpoint in place' "
+  fresh applog && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat FILES=2' 'PRELOAD=ck.{step}/log_{rank}.txt FILES=2' \
+    >$TRASH/applog/.scrconf &&
+  fileops applog applog.out mkdir:ck.1 write:ck.1/r_%d.dat fappend:ck.1/log_%d.txt fappend:ck.1/log_%d.txt &&
+  fileops applog applog.read.out read:ck.1/r_%d.dat read:ck.1/log_%d.txt &&
+  expect_grep 'restarting from dataset 1 (ck.1) in cache' applog.read.out.err &&
+  printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/log_0.txt: 14 ok' >applog.expect &&
+  test_cmp applog.expect applog.read.out
+"
+
+test_expect_success 'freopen of a checkpoint stream for appending: one file, all its bytes, restored' "
+  fresh reopen && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/reopen/.scrconf &&
+  fileops reopen reopen.out mkdir:ck.1 freopen:ck.1/r_%d.dat &&
+  expect_grep '^freopen ck.1/r_0.dat: 0 ok' reopen.out && ! grep -q 'not flushed\\|were recorded' reopen.out.err &&
+  fileops reopen reopen.read.out read:ck.1/r_%d.dat &&
+  printf '%s\\n' 'read ck.1/r_0.dat: 12 ok' >reopen.expect && test_cmp reopen.expect reopen.read.out
 "
 
 test_expect_success 'an output file written after the checkpoint of its step is a dataset of its own' "

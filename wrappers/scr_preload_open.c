@@ -443,16 +443,19 @@ static FILE* stdio_reopen(int kind, const char* path, const char* mode, FILE* st
     errno = error;
     return f;
   }
-  /* unmarked before the real call, which may give the new file the same
-   * number; the engine hears of the close once it happened */
+  /* glibc's freopen writes the stream's buffer and closes its descriptor
+   * before it opens path; the engine hears of that close first, with the
+   * bytes written, so that an open of the same file finds it closed (a
+   * checkpoint that completes at the close then holds them all). Unmarked
+   * before the real call, which may give the new file the same number. */
   int is_last = scr_preload_fd_release(oldfd, &last);
-  FILE* f = rules ? stdio_routed(kind, rules, path, mode, stream) : stdio_real(kind, path, mode, stream);
   if (is_last) {
-    int error = errno;
+    int saved_errno = errno;
+    fflush(stream);
     scr_preload_wrap_closed(oldfd, &last, 0, 1);
-    errno = error;
+    errno = saved_errno;
   }
-  return f;
+  return rules ? stdio_routed(kind, rules, path, mode, stream) : stdio_real(kind, path, mode, stream);
 }
 
 SCR_PRELOAD_WRAPPER FILE* freopen(const char* path, const char* mode, FILE* stream)

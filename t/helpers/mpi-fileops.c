@@ -36,6 +36,10 @@
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
  *            close
  *   fwrite   the same through fopen(PATH, "w")
+ *   fappend  fopen(PATH, "a"), write "line R\n", fclose (a log kept beside a
+ *            checkpoint)
+ *   freopen  fopen(PATH, "w"), write "rank R\n", freopen(PATH, "a") on the
+ *            same stream, write "more\n", fclose
  *   glob     glob(PATH): RC is the number of matches, each on a line "  = M"
  *   statvfs  statvfs(PATH)
  *   symlink  PATH is TARGET=LINK: symlink(TARGET, LINK)
@@ -163,6 +167,25 @@ static int fwrite_new(const char* path, int rank)
   return fclose(f) != 0 ? -1 : rc;
 }
 
+static int fappend(const char* path, int rank)
+{
+  FILE* f = fopen(path, "a");
+  if (!f) return -1;
+  int rc = fprintf(f, "line %d\n", rank) > 0 ? 0 : -1;
+  return fclose(f) != 0 ? -1 : rc;
+}
+
+static int freopen_append(const char* path, int rank)
+{
+  FILE* f = fopen(path, "w");
+  if (!f) return -1;
+  int rc = fprintf(f, "rank %d\n", rank) > 0 ? 0 : -1;
+  FILE* again = freopen(path, "a", f);
+  if (!again) return -1;
+  if (fprintf(again, "more\n") <= 0) rc = -1;
+  return fclose(again) != 0 ? -1 : rc;
+}
+
 /* open with flags, write "X" at the start when asked, close: 0 or -1 */
 static int open_close(const char* path, int flags, int overwrite)
 {
@@ -248,12 +271,12 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, RELIST, WALK, RMWALK, OPS };
+           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist",
-                                           "walk", "rmwalk" };
+                                           "walk", "rmwalk", "fappend", "freopen" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -344,6 +367,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   }
   case SETXATTR: return setxattr(path, "user.scr", "1", 1, 0);
   case WALK: return walk_tree(path, detail, size);
+  case FILE_APPEND: return fappend(path, rank);
+  case FILE_REOPEN: return freopen_append(path, rank);
   case RMWALK: return nftw(path, walk_remove, 4, FTW_DEPTH | FTW_PHYS);
   case RELIST: {
     /* the same entries again after rewinddir */
