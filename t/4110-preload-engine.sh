@@ -265,6 +265,21 @@ test_expect_success 'a log appended to with fopen(a) after its checkpoint comple
   test_cmp applog.expect applog.read.out
 "
 
+test_expect_success 'fstatat relative to the stream of a listed directory the file system lacks finds its files' "
+  fresh dirstat && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/dirstat/.scrconf &&
+  fileops dirstat dirstat.out mkdir:ck.1 write:ck.1/r_%d.dat dirstat:ck.1 &&
+  expect_grep '^dirstat ck.1: 7 ok\$' dirstat.out &&
+  fileops dirstat dirstat.next.out dirstat:ck.1 && expect_grep '^dirstat ck.1: 7 ok\$' dirstat.next.out
+"
+
+test_expect_success 'mkdir of a cached file s name fails with EEXIST and makes nothing on the file system' "
+  fresh mkfile && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/mkfile/.scrconf &&
+  fileops mkfile mkfile.out mkdir:ck.1 write:ck.1/r_%d.dat mkdir:ck.1/r_%d.dat read:ck.1/r_%d.dat &&
+  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'mkdir ck.1/r_0.dat: -1 File exists' \
+    'read ck.1/r_0.dat: 7 ok' >mkfile.expect && test_cmp mkfile.expect mkfile.out &&
+  ! test -e $TRASH/mkfile/ck.1
+"
+
 test_expect_success 'freopen of a checkpoint stream for appending: one file, all its bytes, restored' "
   fresh reopen && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/reopen/.scrconf &&
   fileops reopen reopen.out mkdir:ck.1 freopen:ck.1/r_%d.dat &&

@@ -223,13 +223,21 @@ static int mkdir_real(int is_at, int dirfd, const char* path, mode_t mode)
 }
 
 /* the real mkdir; below a rule directory that exists only in the view,
- * that one is made on the file system first */
-static int mkdir_passed(int is_at, int dirfd, const char* path, mode_t mode)
+ * that one is made on the file system first, unless the name is a file the
+ * view shows (a cached checkpoint file: EEXIST, as on a file system) */
+static int mkdir_passed(const scr_preload_ruleset* rules, int is_at, int dirfd, const char* path, mode_t mode)
 {
   int saved_errno = errno;
   int rc = mkdir_real(is_at, dirfd, path, mode);
-  if (rc == 0 || errno != ENOENT || !scr_preload_wrap_materialize_parent(is_at ? "mkdirat" : "mkdir", dirfd, path))
-    return rc;
+  if (rc == 0 || errno != ENOENT) return rc;
+  const char* call = is_at ? "mkdirat" : "mkdir";
+  scr_preload_lookup l;
+  char shown[PATH_MAX];
+  if (rules && scr_preload_lookup_shown(&l, rules, call, dirfd, path, shown)) {
+    errno = EEXIST;
+    return -1;
+  }
+  if (!scr_preload_wrap_materialize_parent(call, dirfd, path)) return rc;
   errno = saved_errno;
   return mkdir_real(is_at, dirfd, path, mode);
 }
@@ -240,7 +248,7 @@ static int mkdir_routed(int is_at, const scr_preload_ruleset* rules, int dirfd, 
   scr_preload_lookup l;
   if (!scr_preload_lookup_path(&l, rules, is_at ? "mkdirat" : "mkdir", dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY) ||
       scr_preload_state_dryrun())
-    return mkdir_passed(is_at, dirfd, path, mode);
+    return mkdir_passed(rules, is_at, dirfd, path, mode);
   int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;
   SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_mkdir(&l.t, mode, &handled));
   if (handled == SCR_PRELOAD_HANDLED) {
@@ -248,7 +256,7 @@ static int mkdir_routed(int is_at, const scr_preload_ruleset* rules, int dirfd, 
     return rc;
   }
   errno = saved_errno;
-  return mkdir_passed(is_at, dirfd, path, mode);
+  return mkdir_passed(rules, is_at, dirfd, path, mode);
 }
 
 SCR_PRELOAD_WRAPPER int mkdir(const char* path, mode_t mode)

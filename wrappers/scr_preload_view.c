@@ -295,8 +295,17 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
       view_listing_add(l, ".", DT_DIR);
       view_listing_add(l, "..", DT_DIR);
     }
-    /* the application's stream: a real directory that exists either way */
-    if (real || real_errno == ENOENT || real_errno == ENOTDIR) stream = opendir(real ? t->path : scr.cache_dir);
+    /* the application's stream: a real directory that exists either way;
+     * for one that exists only in the view, its mirror, so that calls
+     * relative to the stream's descriptor (fstatat of each entry, as Rust's
+     * DirEntry::metadata makes) reach the view */
+    if (real) {
+      stream = opendir(t->path);
+    } else if (real_errno == ENOENT || real_errno == ENOTDIR) {
+      char* mirror = scr_path_is_within(t->path, scr.prefix) ? scr_mirror_directory(t->path, 1) : NULL;
+      stream = opendir(mirror ? mirror : scr.cache_dir);
+      free(mirror);
+    }
     if (stream) {
       *dir = l;
       *handled = SCR_PRELOAD_HANDLED;

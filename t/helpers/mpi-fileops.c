@@ -49,6 +49,9 @@
  *   setxattr setxattr(PATH, "user.scr", "1", 1, 0)
  *   relist   opendir(PATH), read it all, rewinddir, read it all again: RC
  *            is the number of entries (-1 EIO when the two differ)
+ *   dirstat  opendir(PATH), then fstatat(dirfd, NAME, AT_SYMLINK_NOFOLLOW) of
+ *            each entry, as Rust's DirEntry::metadata does: RC is the sum
+ *            of the files' sizes (-1 on the first failure)
  *   walk     nftw(PATH, FTW_PHYS): RC is the number of objects met, each on
  *            a line "  = TYPE LEVEL PATH" (TYPE F, D, SL, NS...), sorted
  *   rmwalk   nftw(PATH, FTW_DEPTH | FTW_PHYS) removing each object, as
@@ -271,12 +274,12 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, OPS };
+           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist",
-                                           "walk", "rmwalk", "fappend", "freopen" };
+                                           "walk", "rmwalk", "fappend", "freopen", "dirstat" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -293,6 +296,27 @@ static int walk_record(const char* path, const struct stat* st, int type, struct
 }
 
 static int compare_lines(const void* a, const void* b) { return strcmp(a, b); }
+
+static int stat_entries(const char* path)
+{
+  DIR* d = opendir(path);
+  if (!d) return -1;
+  long total = 0;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    struct stat st;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      int saved_errno = errno;
+      closedir(d);
+      errno = saved_errno;
+      return -1;
+    }
+    if (S_ISREG(st.st_mode)) total += st.st_size;
+  }
+  closedir(d);
+  return (int) total;
+}
 
 static int walk_tree(const char* path, char* detail, size_t size)
 {
@@ -368,6 +392,7 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case SETXATTR: return setxattr(path, "user.scr", "1", 1, 0);
   case WALK: return walk_tree(path, detail, size);
   case FILE_APPEND: return fappend(path, rank);
+  case DIRSTAT: return stat_entries(path);
   case FILE_REOPEN: return freopen_append(path, rank);
   case RMWALK: return nftw(path, walk_remove, 4, FTW_DEPTH | FTW_PHYS);
   case RELIST: {
