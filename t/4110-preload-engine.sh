@@ -280,6 +280,17 @@ test_expect_success 'mkdir of a cached file s name fails with EEXIST and makes n
   ! test -e $TRASH/mkfile/ck.1
 "
 
+test_expect_success 'a path through a cached file fails with ENOTDIR, as on a file system' "
+  fresh notdir && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/notdir/.scrconf &&
+  fileops notdir notdir.out mkdir:ck.1 write:ck.1/r_%d.dat stat:ck.1/r_%d.dat/x read:ck.1/r_%d.dat/x \
+    write:ck.1/r_%d.dat/x relist:ck.1/r_%d.dat mkdir:ck.1/r_%d.dat/x unlink:ck.1/r_%d.dat/x stat:ck.1/nothing &&
+  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'stat ck.1/r_0.dat/x: -1 Not a directory' \
+    'read ck.1/r_0.dat/x: -1 Not a directory' 'write ck.1/r_0.dat/x: -1 Not a directory' \
+    'relist ck.1/r_0.dat: -1 Not a directory' 'mkdir ck.1/r_0.dat/x: -1 Not a directory' \
+    'unlink ck.1/r_0.dat/x: -1 Not a directory' 'stat ck.1/nothing: -1 No such file or directory' >notdir.expect &&
+  test_cmp notdir.expect notdir.out
+"
+
 test_expect_success 'freopen of a checkpoint stream for appending: one file, all its bytes, restored' "
   fresh reopen && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/reopen/.scrconf &&
   fileops reopen reopen.out mkdir:ck.1 freopen:ck.1/r_%d.dat &&

@@ -56,10 +56,14 @@ static void dir_track(DIR* stream, const scr_preload_target* t, void* cookie)
 }
 
 /* a listing that failed for a missing name on the way (errno says) and a
- * symbolic link that leads into the view: 1 with followed set */
+ * symbolic link that leads into the view: 1 with followed set; otherwise
+ * 0, with ENOENT made ENOTDIR where the name is a file the view shows */
 static int dir_follow(const scr_preload_ruleset* rules, const char* path, int failed, char* followed)
 {
-  return failed && (errno == ENOENT || errno == ENOTDIR) && scr_preload_wrap_follow(rules, AT_FDCWD, path, 1, followed);
+  if (!failed || (errno != ENOENT && errno != ENOTDIR)) return 0;
+  if (scr_preload_wrap_follow(rules, AT_FDCWD, path, 1, followed)) return 1;
+  if (errno == ENOENT && scr_preload_wrap_below_file(rules, "opendir", AT_FDCWD, path, 1)) errno = ENOTDIR;
+  return 0;
 }
 
 static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)

@@ -224,7 +224,8 @@ static int mkdir_real(int is_at, int dirfd, const char* path, mode_t mode)
 
 /* the real mkdir; below a rule directory that exists only in the view,
  * that one is made on the file system first, unless the name is a file the
- * view shows (a cached checkpoint file: EEXIST, as on a file system) */
+ * view shows (a cached checkpoint file: EEXIST, as on a file system) or
+ * lies below one (ENOTDIR) */
 static int mkdir_passed(const scr_preload_ruleset* rules, int is_at, int dirfd, const char* path, mode_t mode)
 {
   int saved_errno = errno;
@@ -235,6 +236,10 @@ static int mkdir_passed(const scr_preload_ruleset* rules, int is_at, int dirfd, 
   char shown[PATH_MAX];
   if (rules && scr_preload_lookup_shown(&l, rules, call, dirfd, path, shown)) {
     errno = EEXIST;
+    return -1;
+  }
+  if (scr_preload_wrap_below_file(rules, call, dirfd, path, 0)) {
+    errno = ENOTDIR;
     return -1;
   }
   if (!scr_preload_wrap_materialize_parent(call, dirfd, path)) return rc;

@@ -134,6 +134,26 @@ int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* ru
   return 0;
 }
 
+int scr_preload_wrap_below_file(const scr_preload_ruleset* rules, const char* call, int dirfd, const char* path,
+                                int self)
+{
+  if (!rules || scr_preload_state_dryrun() || !path) return 0;
+  int saved_errno = errno, found = 0;
+  char ancestor[PATH_MAX], shown[PATH_MAX];
+  size_t end = scr_preload_path_resolve(dirfd, path, ancestor, sizeof(ancestor));
+  if (!self)
+    while (end > 1 && ancestor[end - 1] != '/') end--;
+  while (!found && end > 1) {
+    if (ancestor[end - 1] == '/') end--;
+    ancestor[end] = '\0';
+    scr_preload_lookup l;
+    found = scr_preload_lookup_shown(&l, rules, call, AT_FDCWD, ancestor, shown) && !l.t.directory;
+    while (end > 1 && ancestor[end - 1] != '/') end--;
+  }
+  errno = saved_errno;
+  return found;
+}
+
 int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                                          int dirfd, const char* path)
 {
@@ -141,6 +161,7 @@ int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preloa
   if (rules && !scr_preload_state_dryrun() &&
       scr_preload_lookup_path(l, rules, call, dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY))
     return 1;
+  if (failure == ENOENT && scr_preload_wrap_below_file(rules, call, dirfd, path, 0)) failure = ENOTDIR;
   errno = failure;
   return 0;
 }

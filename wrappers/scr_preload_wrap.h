@@ -143,6 +143,13 @@ int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* ru
  * call, a cache line or two: this is what a call on a foreign path costs. */
 int scr_preload_lookup_screen(const scr_preload_ruleset* rules, const char* path);
 
+/* a call on (dirfd, path) failed with ENOENT: 1 when a file the view shows
+ * stands where it needs a directory (an ancestor: "ckpt.1/rank_0.dat/x";
+ * with self, path itself, for calls that list it), which the kernel reports
+ * as ENOTDIR. Keeps errno. */
+int scr_preload_wrap_below_file(const scr_preload_ruleset* rules, const char* call, int dirfd, const char* path,
+                                int self);
+
 /* scr_preload_hooks_virtual_directories: the engine may show directories
  * the file system does not have */
 extern int scr_preload_wrap_directories;
@@ -166,7 +173,8 @@ static inline int scr_preload_wrap_missing(int result)
 
 /* after such a failure: fill l for the path as a rule directory and return
  * 1, or return 0 with errno as the failure left it (not a rule directory,
- * no rules, or a dry run, which routes nothing) */
+ * no rules, or a dry run, which routes nothing), except that ENOENT becomes
+ * ENOTDIR below a file the view shows */
 int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                                          int dirfd, const char* path);
 
