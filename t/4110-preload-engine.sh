@@ -291,6 +291,17 @@ test_expect_success 'a path through a cached file fails with ENOTDIR, as on a fi
   test_cmp notdir.expect notdir.out
 "
 
+test_expect_success 'a checkpoint directory renamed to a name no rule matches leaves the view; listings type directories' "
+  fresh mvdir && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/mvdir/.scrconf &&
+  fileops mvdir mvdir.out mkdir:ck.4 write:ck.4/r_%d.dat mkdir:ck.5 ls:. rename@0:ck.4=ck.4.old stat@0:ck.4 ls@0:. \
+    rmtree@0:ck.4.old ls@0:. &&
+  printf '%s\\n' 'mkdir ck.4: 0 ok' 'write ck.4/r_0.dat: 0 ok' 'mkdir ck.5: 0 ok' 'ls .: 4 ok' '  = .scr d' \
+    '  = .scrconf f' '  = ck.4 d' '  = ck.5 d' 'rename@0 ck.4=ck.4.old: 0 ok' \
+    'stat@0 ck.4: -1 No such file or directory' 'ls@0 .: 4 ok' '  = .scr d' '  = .scrconf f' '  = ck.4.old d' \
+    '  = ck.5 d' 'rmtree@0 ck.4.old: 0 ok' 'ls@0 .: 3 ok' '  = .scr d' '  = .scrconf f' '  = ck.5 d' >mvdir.expect &&
+  test_cmp mvdir.expect mvdir.out
+"
+
 test_expect_success 'freopen of a checkpoint stream for appending: one file, all its bytes, restored' "
   fresh reopen && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/reopen/.scrconf &&
   fileops reopen reopen.out mkdir:ck.1 freopen:ck.1/r_%d.dat &&

@@ -31,6 +31,9 @@ enum { SCR_VIEW_DIRECTORY_UNKNOWN, SCR_VIEW_DIRECTORY_REMOVED, SCR_VIEW_DIRECTOR
 int scr_view_remove_directory(const char* path, int remove);
 /* directories made by mkdir at or below from are named below to instead */
 void scr_view_rename_directories(const char* from, const char* to);
+/* directories made by mkdir at or below path leave the view: all of them,
+ * or with only_real those the file system has (which list themselves) */
+void scr_view_forget_directories(const char* path, int only_real);
 
 /* call visit(orig, shown, is_directory, arg) for every file the view shows
  * (newest dataset first; shown: the file to read) and every directory made

@@ -252,6 +252,11 @@ static void engine_move_tree(const scr_preload_ruleset* rules, const char* from,
     free(f->orig);
   }
   free(files);
+  /* the old names are gone, though a file that left the view kept its
+   * directory; the new ones the file system has now (files moved out to
+   * it) are real */
+  scr_view_forget_directories(from, 0);
+  scr_view_forget_directories(to, 1);
 }
 
 /* 1 when the file system's directory path holds nothing */

@@ -160,6 +160,19 @@ void scr_view_rename_directories(const char* from, const char* to)
   }
 }
 
+void scr_view_forget_directories(const char* path, int only_real)
+{
+  struct stat st;
+  for (int i = 0; i < view_directory_count;) {
+    if (scr_path_is_within(view_directories[i], path) && (!only_real || lstat(view_directories[i], &st) == 0)) {
+      free(view_directories[i]);
+      view_directories[i] = view_directories[--view_directory_count];
+    } else {
+      i++;
+    }
+  }
+}
+
 int scr_view_remove_directory(const char* path, int remove)
 {
   if (view_each(view_holds, (void*) path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
@@ -242,14 +255,15 @@ struct view_dir_search {
   struct view_listing* listing;
 };
 
-/* the entry directly below dir that leads to path, if any */
-static void view_add_below(struct view_listing* l, const char* dir, const char* path)
+/* the entry directly below dir that leads to path (a file, or with
+ * is_directory a directory), if any */
+static void view_add_below(struct view_listing* l, const char* dir, const char* path, int is_directory)
 {
   char* rel = scr_path_relative_to(dir, path);
   if (rel && strcmp(rel, ".") != 0) {
     char* slash = strchr(rel, '/');
     if (slash) *slash = '\0';
-    view_listing_add(l, rel, slash ? DT_DIR : DT_REG);
+    view_listing_add(l, rel, slash || is_directory ? DT_DIR : DT_REG);
   }
   free(rel);
 }
@@ -259,7 +273,7 @@ static int view_collect(const char* orig, const char* cache, int id, void* arg)
   (void) cache;
   (void) id;
   struct view_dir_search* s = arg;
-  view_add_below(s->listing, s->dir, orig);
+  view_add_below(s->listing, s->dir, orig, 0);
   return 0;
 }
 
@@ -281,7 +295,7 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
   DIR* stream = NULL;
   if (l) {
     view_each(view_collect, &s);
-    for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i]);
+    for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i], 1);
   }
   if (l && l->count > 0) {
     /* the real entries too; this stream is ours, so it is not hooked */

@@ -49,6 +49,8 @@
  *   setxattr setxattr(PATH, "user.scr", "1", 1, 0)
  *   relist   opendir(PATH), read it all, rewinddir, read it all again: RC
  *            is the number of entries (-1 EIO when the two differ)
+ *   ls       opendir(PATH), readdir: RC is the number of entries besides "." and
+ *            "..", each on a line "  = NAME TYPE" (d_type: f, d, l, ?), sorted
  *   dirstat  opendir(PATH), then fstatat(dirfd, NAME, AT_SYMLINK_NOFOLLOW) of
  *            each entry, as Rust's DirEntry::metadata does: RC is the sum
  *            of the files' sizes (-1 on the first failure)
@@ -274,12 +276,12 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, OPS };
+           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist",
-                                           "walk", "rmwalk", "fappend", "freopen", "dirstat" };
+                                           "walk", "rmwalk", "fappend", "freopen", "dirstat", "ls" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -296,6 +298,23 @@ static int walk_record(const char* path, const struct stat* st, int type, struct
 }
 
 static int compare_lines(const void* a, const void* b) { return strcmp(a, b); }
+
+static int list_entries(const char* path, char* detail, size_t size)
+{
+  DIR* d = opendir(path);
+  if (!d) return -1;
+  walk_count = 0;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL && walk_count < 64) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char type = e->d_type == DT_REG ? 'f' : e->d_type == DT_DIR ? 'd' : e->d_type == DT_LNK ? 'l' : '?';
+    snprintf(walk_lines[walk_count++], sizeof(walk_lines[0]), "  = %s %c\n", e->d_name, type);
+  }
+  closedir(d);
+  qsort(walk_lines, (size_t) walk_count, sizeof(walk_lines[0]), compare_lines);
+  for (int i = 0; i < walk_count; i++) strncat(detail, walk_lines[i], size - strlen(detail) - 1);
+  return walk_count;
+}
 
 static int stat_entries(const char* path)
 {
@@ -393,6 +412,7 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case WALK: return walk_tree(path, detail, size);
   case FILE_APPEND: return fappend(path, rank);
   case DIRSTAT: return stat_entries(path);
+  case LIST: return list_entries(path, detail, size);
   case FILE_REOPEN: return freopen_append(path, rank);
   case RMWALK: return nftw(path, walk_remove, 4, FTW_DEPTH | FTW_PHYS);
   case RELIST: {
