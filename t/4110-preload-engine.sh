@@ -302,6 +302,17 @@ test_expect_success 'a checkpoint directory renamed to a name no rule matches le
   test_cmp mvdir.expect mvdir.out
 "
 
+test_expect_success 'files of a flushed checkpoint written in a temporary directory then renamed, deleted: the index stops offering it' "
+  fresh tmpdir && printf '%s\\n' 'PRELOAD=ck.tmp/r_{rank}.dat BOUNDARY=BARRIER' \
+    'PRELOAD=ck.{step}/r_{rank}.dat BOUNDARY=BARRIER' >$TRASH/tmpdir/.scrconf &&
+  (cd $TRASH/tmpdir && SCR_FLUSH=1 SCR_CACHE_SIZE=1 mpirun 2 env LD_PRELOAD=\"$preload\" \
+     $top_builddir/t/helpers/mpi-fileops mkdir@0:ck.tmp write:ck.tmp/r_%d.dat rename@0:ck.tmp=ck.1 mkdir@0:ck.tmp \
+     write:ck.tmp/r_%d.dat rename@0:ck.tmp=ck.2 unlink:ck.1/r_%d.dat rmdir@0:ck.1) >tmpdir.out 2>tmpdir.err &&
+  expect_grep '^rmdir@0 ck.1: 0 ok\$' tmpdir.out &&
+  $top_builddir/scr_index --prefix $TRASH/tmpdir --list >tmpdir.index &&
+  expect_grep '^ *1 .* INCOMPLETE\$' tmpdir.index && expect_grep '^ *2 .* ok\$' tmpdir.index
+"
+
 test_expect_success 'freopen of a checkpoint stream for appending: one file, all its bytes, restored' "
   fresh reopen && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/reopen/.scrconf &&
   fileops reopen reopen.out mkdir:ck.1 freopen:ck.1/r_%d.dat &&

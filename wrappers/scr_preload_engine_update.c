@@ -21,6 +21,7 @@
 #include "scr_cache.h"
 #include "scr_flush.h"
 #include "scr_index_file.h"
+#include "scr_summary_file.h"
 #include "scr_path.h"
 #include "scr_reddesc.h"
 #include "scr_redundancy.h"
@@ -292,12 +293,35 @@ static int update_index_name_incomplete(scr_kvtree* index, void* arg)
   return scr_index_file_mark_incomplete(index, id);
 }
 
+/* the newest complete entry whose files (rank2file.scr) include arg, a path
+ * relative to the prefix: marked incomplete; SCR_ERR_NOENT otherwise */
+static int update_index_file_incomplete(scr_kvtree* index, void* arg)
+{
+  const char* relpath = arg;
+  int found = -1;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(index, SCR_INDEX_KEY_DSET)); e; e = scr_kvtree_next(e)) {
+    char* end = NULL;
+    long id = strtol(scr_kvtree_elem_key(e), &end, 10);
+    if (!end || *end || id <= found || id > INT_MAX || !scr_index_file_is_complete(index, (int) id)) continue;
+    scr_kvtree* rank2file = scr_kvtree_new();
+    if (rank2file && scr_rank2file_read(scr.prefix, (int) id, rank2file) == SCR_SUCCESS)
+      for (scr_kvtree_elem* r = scr_kvtree_first(scr_kvtree_get(rank2file, "RANK")); r; r = scr_kvtree_next(r))
+        if (scr_kvtree_get(scr_kvtree_get(scr_kvtree_elem_tree(r), "FILE"), relpath)) found = (int) id;
+    scr_kvtree_delete(&rank2file);
+  }
+  return found >= 0 ? scr_index_file_mark_incomplete(index, found) : SCR_ERR_NOENT;
+}
+
 void scr_engine_index_file_deleted(const scr_preload_target* target)
 {
+  /* by the name the file's path gives its dataset, else by the files each
+   * entry lists (a dataset named before its directory was renamed into
+   * the rule's: scr.dataset.<id>) */
   const scr_preload_rule* rule = scr_engine_rule(target);
-  char* relpath = rule && rule->has_step ? scr_path_relative_to(scr.prefix, target->path) : NULL;
-  char* name = relpath ? scr_engine_dataset_name(target, relpath) : NULL;
-  if (name) scr_index_file_update(scr.prefix, update_index_name_incomplete, name);
+  char* relpath = scr_path_relative_to(scr.prefix, target->path);
+  char* name = relpath && rule && rule->has_step ? scr_engine_dataset_name(target, relpath) : NULL;
+  if ((!name || scr_index_file_update(scr.prefix, update_index_name_incomplete, name) != SCR_SUCCESS) && relpath)
+    scr_index_file_update(scr.prefix, update_index_file_incomplete, relpath);
   free(name);
   free(relpath);
 }
