@@ -302,7 +302,7 @@ test_expect_success 'a checkpoint directory renamed to a name no rule matches le
   test_cmp mvdir.expect mvdir.out
 "
 
-test_expect_success 'files of a flushed checkpoint written in a temporary directory then renamed, deleted: the index stops offering it' "
+test_expect_success 'a checkpoint written in a temporary directory then renamed takes its name; its files deleted, the index stops offering it' "
   fresh tmpdir && printf '%s\\n' 'PRELOAD=ck.tmp/r_{rank}.dat BOUNDARY=BARRIER' \
     'PRELOAD=ck.{step}/r_{rank}.dat BOUNDARY=BARRIER' >$TRASH/tmpdir/.scrconf &&
   (cd $TRASH/tmpdir && SCR_FLUSH=1 SCR_CACHE_SIZE=1 mpirun 2 env LD_PRELOAD=\"$preload\" \
@@ -310,7 +310,7 @@ test_expect_success 'files of a flushed checkpoint written in a temporary direct
      write:ck.tmp/r_%d.dat rename@0:ck.tmp=ck.2 unlink:ck.1/r_%d.dat rmdir@0:ck.1) >tmpdir.out 2>tmpdir.err &&
   expect_grep '^rmdir@0 ck.1: 0 ok\$' tmpdir.out &&
   $top_builddir/scr_index --prefix $TRASH/tmpdir --list >tmpdir.index &&
-  expect_grep '^ *1 .* INCOMPLETE\$' tmpdir.index && expect_grep '^ *2 .* ok\$' tmpdir.index
+  expect_grep '^ *1  ck.1 .* INCOMPLETE\$' tmpdir.index && expect_grep '^ *2  ck.2 .* ok\$' tmpdir.index
 "
 
 test_expect_success 'freopen of a checkpoint stream for appending: one file, all its bytes, restored' "

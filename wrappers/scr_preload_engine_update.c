@@ -26,6 +26,7 @@
 #include "scr_reddesc.h"
 #include "scr_redundancy.h"
 #include "scr_preload_engine_impl.h"
+#include "scr_preload_state.h"
 
 /* A completed dataset's files carry the size and CRC they had at completion,
  * and its redundancy (XOR, RS parity, PARTNER copies) encodes those bytes.
@@ -336,10 +337,48 @@ void scr_engine_index_incomplete(int id)
  * and its redundancy anew; the newest checkpoint also its copy on the prefix
  * directory, if it had one (an older one keeps its flushed bytes: flushing
  * it again would make it the restart point) */
+/* the name this rank's files of dataset id give it: that of the one rule
+ * directory with a {step} they all lie in now (ck.5 for files written in
+ * ck.tmp/ and renamed to ck.5/), into name; "" when they give none */
+static void update_name_from_files(int id, char* name, size_t size)
+{
+  const scr_preload_ruleset* rules = scr_preload_state_current();
+  name[0] = '\0';
+  int files = 0, agreed = 1;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e && agreed;
+       e = scr_kvtree_next(e)) {
+    const char* orig = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "ORIG");
+    scr_preload_target t = { .call = "rename", .path = orig, .length = orig ? strlen(orig) : 0, .rules = rules };
+    t.match.rule = rules && orig ? scr_preload_rules_match(rules, orig, t.length, &t.match) : -1;
+    const scr_preload_rule* rule = scr_engine_rule(&t);
+    char* relpath = rule && rule->has_step ? scr_path_relative_to(scr.prefix, orig) : NULL;
+    char* mine = relpath ? scr_engine_dataset_name(&t, relpath) : NULL;
+    if (!mine || (files++ > 0 && strcmp(mine, name) != 0)) agreed = 0;
+    else snprintf(name, size, "%s", mine);
+    free(mine);
+    free(relpath);
+  }
+  if (!agreed) name[0] = '\0';
+}
+
+/* collective: dataset id takes the name rank 0's files give it now, if any */
+static void update_rename(int id, scr_kvtree* desc)
+{
+  char name[SCR_MAX_FILENAME] = "";
+  if (scr.rank == 0) update_name_from_files(id, name, sizeof(name));
+  MPI_Bcast(name, (int) sizeof(name), MPI_CHAR, 0, scr.comm_world);
+  const char* old = scr_dataset_get_name(desc);
+  if (!name[0] || (old && strcmp(old, name) == 0)) return;
+  if (scr.rank == 0) scr_dbg(1, "preload: dataset %d (%s) is now named %s, after its files' new directory", id,
+                             old ? old : "?", name);
+  scr_dataset_set_name(desc, name);
+}
+
 static void update_reprotect(int id)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
+  update_rename(id, desc);
   uint64_t counts[2] = { 0, 0 }, totals[2] = { 0, 0 };
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
        e = scr_kvtree_next(e)) {

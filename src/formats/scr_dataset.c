@@ -39,6 +39,12 @@ const char* scr_dataset_get_name(const scr_kvtree* desc)
   return scr_kvtree_get_val(desc, "NAME");
 }
 
+void scr_dataset_set_name(scr_kvtree* desc, const char* name)
+{
+  scr_kvtree_unset(desc, "NAME");
+  scr_kvtree_set_kv(desc, "NAME", name);
+}
+
 int scr_dataset_get_flags(const scr_kvtree* desc)
 {
   int flags = 0;

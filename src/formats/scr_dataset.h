@@ -12,6 +12,8 @@ scr_kvtree* scr_dataset_new(int id, const char* name, int flags, int checkpoint_
 
 int scr_dataset_get_id(const scr_kvtree* desc);
 const char* scr_dataset_get_name(const scr_kvtree* desc);
+/* a dataset renamed after it was made (its files moved) */
+void scr_dataset_set_name(scr_kvtree* desc, const char* name);
 int scr_dataset_get_flags(const scr_kvtree* desc);
 int scr_dataset_is_checkpoint(const scr_kvtree* desc);
 int scr_dataset_is_output(const scr_kvtree* desc);
