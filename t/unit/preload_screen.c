@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "scr_config.h"
 #include "scr_kvtree.h"
 #include "scr_preload_path.h"
@@ -135,9 +137,38 @@ static void test_prefix_lengths(void)
   scr_preload_rules_free(&set);
 }
 
+/* every path ending anywhere in the last 130 bytes of a page whose next
+ * page is unreadable: the screen reads only what it may, and decides alike */
+static void test_page_end(void)
+{
+  scr_preload_ruleset* set = compile(rules, PREFIX);
+  size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  char* pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ok(pages != MAP_FAILED && mprotect(pages + page, page, PROT_NONE) == 0, "screen: a page with none after it");
+  int wrong = 0, tried = 0;
+  for (size_t p = 0; pages != MAP_FAILED && p < sizeof(paths) / sizeof(paths[0]); p++) {
+    size_t n = strlen(paths[p]);
+    for (size_t gap = 0; gap < 130; gap++) {
+      char* at = pages + page - 1 - gap - n;
+      memset(pages + page - 200 - n, '/', 200 + n);
+      memcpy(at, paths[p], n + 1);
+      int got = scr_preload_lookup_screen(set, at), want = screen_reference(set, at);
+      tried++;
+      if (got != want) {
+        wrong++;
+        printf("# '%s' ending %zu bytes before the page end: screen %d, reference %d\n", paths[p], gap, got, want);
+      }
+    }
+  }
+  is_int(wrong, 0, "screen: %d placements at a page's end decide as the reference", tried);
+  if (pages != MAP_FAILED) munmap(pages, 2 * page);
+  scr_preload_rules_free(&set);
+}
+
 int main(void)
 {
   test_every_place();
+  test_page_end();
   test_sound();
   test_prefix_lengths();
   return tap_done();
