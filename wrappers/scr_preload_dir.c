@@ -14,6 +14,10 @@
 #define DIR_SAME_LAYOUT (sizeof(struct dirent) == sizeof(struct dirent64) && \
                          offsetof(struct dirent, d_name) == offsetof(struct dirent64, d_name))
 
+/* what a listing asks the lookup for: a rule directory, or one on the way
+ * to one, which may hold directories that exist only in the view */
+#define DIR_LISTED (SCR_PRELOAD_LOOKUP_DIRECTORY | SCR_PRELOAD_LOOKUP_LISTING)
+
 typedef int (*dir_filter)(const struct dirent64*);
 typedef int (*dir_compare)(const struct dirent64**, const struct dirent64**);
 
@@ -69,8 +73,7 @@ static int dir_follow(const scr_preload_ruleset* rules, const char* path, int fa
 static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
 {
   scr_preload_lookup l;
-  if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, SCR_PRELOAD_LOOKUP_DIRECTORY | SCR_PRELOAD_LOOKUP_LISTING) ||
-      scr_preload_state_dryrun()) {
+  if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, DIR_LISTED) || scr_preload_state_dryrun()) {
     int saved_errno = errno;
     DIR* d = dir_real_open(path);
     char followed[PATH_MAX];
@@ -105,7 +108,7 @@ static DIR* dir_fdopen_routed(const scr_preload_ruleset* rules, DIR* stream, int
 {
   int saved_errno = errno;
   scr_preload_lookup l;
-  if (!stream || !rules || !scr_preload_lookup_path(&l, rules, "fdopendir", fd, ".", SCR_PRELOAD_LOOKUP_DIRECTORY | SCR_PRELOAD_LOOKUP_LISTING) ||
+  if (!stream || !rules || !scr_preload_lookup_path(&l, rules, "fdopendir", fd, ".", DIR_LISTED) ||
       scr_preload_state_dryrun()) {
     errno = saved_errno;
     return stream;
@@ -298,8 +301,7 @@ static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, const cha
 {
   scr_preload_lookup l;
   if (!rules || (!is64 && !DIR_SAME_LAYOUT) || scr_preload_state_dryrun() ||
-      !scr_preload_lookup_path(&l, rules, is64 ? "scandir64" : "scandir", AT_FDCWD, path,
-                               SCR_PRELOAD_LOOKUP_DIRECTORY | SCR_PRELOAD_LOOKUP_LISTING)) {
+      !scr_preload_lookup_path(&l, rules, is64 ? "scandir64" : "scandir", AT_FDCWD, path, DIR_LISTED)) {
     int saved_errno = errno;
     int n = dir_scan_real(is64, path, list, filter, compare);
     char followed[PATH_MAX];
