@@ -73,7 +73,8 @@ static int dir_follow(const scr_preload_ruleset* rules, const char* path, int fa
 static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
 {
   scr_preload_lookup l;
-  if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, DIR_LISTED) || scr_preload_state_dryrun()) {
+  if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, DIR_LISTED) ||
+      scr_preload_state_dryrun()) {
     int saved_errno = errno;
     DIR* d = dir_real_open(path);
     char followed[PATH_MAX];
