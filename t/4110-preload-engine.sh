@@ -313,6 +313,14 @@ test_expect_success 'a checkpoint written in a temporary directory then renamed 
   expect_grep '^ *1  ck.1 .* INCOMPLETE\$' tmpdir.index && expect_grep '^ *2  ck.2 .* ok\$' tmpdir.index
 "
 
+test_expect_success 'scandirat relative to a directory descriptor lists a checkpoint directory the file system lacks' "
+  fresh scanat && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/scanat/.scrconf &&
+  fileops scanat scanat.out mkdir:ck.1 write:ck.1/r_%d.dat scanat:ck.1 scanat:ck.2 scanat:ck.1/r_%d.dat &&
+  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'scanat ck.1: 3 ok' '  = .' '  = ..' '  = r_0.dat' \
+    'scanat ck.2: -1 No such file or directory' 'scanat ck.1/r_0.dat: -1 Not a directory' >scanat.expect &&
+  test_cmp scanat.expect scanat.out
+"
+
 test_expect_success 'freopen of a checkpoint stream for appending: one file, all its bytes, restored' "
   fresh reopen && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/reopen/.scrconf &&
   fileops reopen reopen.out mkdir:ck.1 freopen:ck.1/r_%d.dat &&

@@ -1,4 +1,4 @@
-/* scr_preload_dir.c - directory listings: opendir, readdir, closedir and scandir,
+/* scr_preload_dir.c - directory listings: opendir, readdir, closedir, scandir and scandirat,
  * so that an application scanning a rule's directory sees the datasets it holds. */
 #include "config.h"
 #include <dirent.h>
@@ -59,14 +59,15 @@ static void dir_track(DIR* stream, const scr_preload_target* t, void* cookie)
   if (stream && cookie) scr_preload_wrap_track(dir_fd(stream), SCR_PRELOAD_FD_DIR, t, 1, cookie);
 }
 
-/* a listing that failed for a missing name on the way (errno says) and a
- * symbolic link that leads into the view: 1 with followed set; otherwise
- * 0, with ENOENT made ENOTDIR where the name is a file the view shows */
-static int dir_follow(const scr_preload_ruleset* rules, const char* path, int failed, char* followed)
+/* a listing of (dirfd, path) that failed for a missing name on the way
+ * (errno says) and a symbolic link that leads into the view: 1 with
+ * followed set; otherwise 0, with ENOENT made ENOTDIR where the name is a
+ * file the view shows */
+static int dir_follow(const scr_preload_ruleset* rules, int dirfd, const char* path, int failed, char* followed)
 {
   if (!failed || (errno != ENOENT && errno != ENOTDIR)) return 0;
-  if (scr_preload_wrap_follow(rules, AT_FDCWD, path, 1, followed)) return 1;
-  if (errno == ENOENT && scr_preload_wrap_below_file(rules, "opendir", AT_FDCWD, path, 1)) errno = ENOTDIR;
+  if (scr_preload_wrap_follow(rules, dirfd, path, 1, followed)) return 1;
+  if (errno == ENOENT && scr_preload_wrap_below_file(rules, "opendir", dirfd, path, 1)) errno = ENOTDIR;
   return 0;
 }
 
@@ -78,7 +79,7 @@ static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
     int saved_errno = errno;
     DIR* d = dir_real_open(path);
     char followed[PATH_MAX];
-    if (!dir_follow(rules, path, d == NULL, followed)) return d;
+    if (!dir_follow(rules, AT_FDCWD, path, d == NULL, followed)) return d;
     errno = saved_errno;
     SCR_PRELOAD_FOLLOWED(d, dir_open_routed(rules, followed));
     return d;
@@ -282,12 +283,22 @@ static int dir_scan(DIR* stream, int is64, struct dirent64*** list, dir_filter f
   return (int) count;
 }
 
-static int dir_scan_real(int is64, const char* path, void* list, void* filter, void* compare)
+/* libc's scandir, scandir64, scandirat or scandirat64 (dirfd not AT_FDCWD) */
+static int dir_scan_real(int is64, int dirfd, const char* path, void* list, void* filter, void* compare)
 {
-  if (is64) {
+  if (is64 && dirfd != AT_FDCWD) {
+    int (*real)(int, const char*, struct dirent64***, scr_preload_scandir64_filter, scr_preload_scandir64_compare) =
+        SCR_REAL(scandirat64);
+    if (real)
+      return real(dirfd, path, list, (scr_preload_scandir64_filter) filter, (scr_preload_scandir64_compare) compare);
+  } else if (is64) {
     int (*real)(const char*, struct dirent64***, scr_preload_scandir64_filter, scr_preload_scandir64_compare) =
         SCR_REAL(scandir64);
     if (real) return real(path, list, (scr_preload_scandir64_filter) filter, (scr_preload_scandir64_compare) compare);
+  } else if (dirfd != AT_FDCWD) {
+    int (*real)(int, const char*, struct dirent***, scr_preload_scandir_filter, scr_preload_scandir_compare) =
+        SCR_REAL(scandirat);
+    if (real) return real(dirfd, path, list, (scr_preload_scandir_filter) filter, (scr_preload_scandir_compare) compare);
   } else {
     int (*real)(const char*, struct dirent***, scr_preload_scandir_filter, scr_preload_scandir_compare) =
         SCR_REAL(scandir);
@@ -297,18 +308,21 @@ static int dir_scan_real(int is64, const char* path, void* list, void* filter, v
   return -1;
 }
 
-static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, const char* path, void* list, void* filter,
-                           void* compare)
+static const char* const dir_scan_names[2][2] = { { "scandir", "scandirat" }, { "scandir64", "scandirat64" } };
+
+static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, int dirfd, const char* path, void* list,
+                           void* filter, void* compare)
 {
   scr_preload_lookup l;
+  const char* call = dir_scan_names[is64][dirfd != AT_FDCWD];
   if (!rules || (!is64 && !DIR_SAME_LAYOUT) || scr_preload_state_dryrun() ||
-      !scr_preload_lookup_path(&l, rules, is64 ? "scandir64" : "scandir", AT_FDCWD, path, DIR_LISTED)) {
+      !scr_preload_lookup_path(&l, rules, call, dirfd, path, DIR_LISTED)) {
     int saved_errno = errno;
-    int n = dir_scan_real(is64, path, list, filter, compare);
+    int n = dir_scan_real(is64, dirfd, path, list, filter, compare);
     char followed[PATH_MAX];
-    if (!dir_follow(rules, path, n < 0, followed)) return n;
+    if (!dir_follow(rules, dirfd, path, n < 0, followed)) return n;
     errno = saved_errno;
-    SCR_PRELOAD_FOLLOWED(n, dir_scan_routed(is64, rules, followed, list, filter, compare));
+    SCR_PRELOAD_FOLLOWED(n, dir_scan_routed(is64, rules, AT_FDCWD, followed, list, filter, compare));
     return n;
   }
   char redirect[PATH_MAX];
@@ -318,8 +332,9 @@ static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, const cha
   int handled = dir_ask(&l.t, redirect, &cookie, &d);
   /* nothing to show beyond the directory itself: libc's scandir */
   if (handled != SCR_PRELOAD_HANDLED && !cookie)
-    return dir_scan_real(is64, handled == SCR_PRELOAD_REDIRECT ? redirect : path, list, filter, compare);
-  if (handled != SCR_PRELOAD_HANDLED) d = dir_real_open(handled == SCR_PRELOAD_REDIRECT ? redirect : path);
+    return handled == SCR_PRELOAD_REDIRECT ? dir_scan_real(is64, AT_FDCWD, redirect, list, filter, compare)
+                                           : dir_scan_real(is64, dirfd, path, list, filter, compare);
+  if (handled != SCR_PRELOAD_HANDLED) d = dir_real_open(handled == SCR_PRELOAD_REDIRECT ? redirect : l.path);
   if (!d) return -1;
   dir_track(d, &l.t, cookie);
   int n = dir_scan(d, is64, (struct dirent64***) list, (dir_filter) filter, (dir_compare) compare);
@@ -334,13 +349,31 @@ SCR_PRELOAD_WRAPPER int scandir(const char* path, struct dirent*** list, int (*f
 {
   scr_preload_scandir_filter f = filter;
   scr_preload_scandir_compare c = compare;
-  SCR_PRELOAD_WRAP_INERT(scandir, dir_scan_routed(0, scr_preload_wrap_rules(), path, list, (void*) f, (void*) c),
+  SCR_PRELOAD_WRAP_INERT(scandir, dir_scan_routed(0, scr_preload_wrap_rules(), AT_FDCWD, path, list, (void*) f, (void*) c),
                          path, list, f, c);
 }
 
 SCR_PRELOAD_WRAPPER int scandir64(const char* path, struct dirent64*** list, int (*filter)(const struct dirent64*),
               int (*compare)(const struct dirent64**, const struct dirent64**))
 {
-  SCR_PRELOAD_WRAP_INERT(scandir64, dir_scan_routed(1, scr_preload_wrap_rules(), path, list, (void*) filter,
+  SCR_PRELOAD_WRAP_INERT(scandir64, dir_scan_routed(1, scr_preload_wrap_rules(), AT_FDCWD, path, list, (void*) filter,
                                                    (void*) compare), path, list, filter, compare);
+}
+
+SCR_PRELOAD_WRAPPER int scandirat(int dirfd, const char* path, struct dirent*** list,
+                                  int (*filter)(const struct dirent*),
+                                  int (*compare)(const struct dirent**, const struct dirent**))
+{
+  scr_preload_scandir_filter f = filter;
+  scr_preload_scandir_compare c = compare;
+  SCR_PRELOAD_WRAP_INERT(scandirat, dir_scan_routed(0, scr_preload_wrap_rules(), dirfd, path, list, (void*) f,
+                                                   (void*) c), dirfd, path, list, f, c);
+}
+
+SCR_PRELOAD_WRAPPER int scandirat64(int dirfd, const char* path, struct dirent64*** list,
+                                    int (*filter)(const struct dirent64*),
+                                    int (*compare)(const struct dirent64**, const struct dirent64**))
+{
+  SCR_PRELOAD_WRAP_INERT(scandirat64, dir_scan_routed(1, scr_preload_wrap_rules(), dirfd, path, list, (void*) filter,
+                                                     (void*) compare), dirfd, path, list, filter, compare);
 }

@@ -149,6 +149,10 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
                                     scr_preload_scandir_compare)) \
   X(scandir64, "scandir64", SCR_PRELOAD_DIRENT64_VERSION, int, (const char*, struct dirent64***, \
                                     scr_preload_scandir64_filter, scr_preload_scandir64_compare)) \
+  X(scandirat, "scandirat", NULL, int, (int, const char*, struct dirent***, scr_preload_scandir_filter, \
+                                        scr_preload_scandir_compare)) \
+  X(scandirat64, "scandirat64", NULL, int, (int, const char*, struct dirent64***, scr_preload_scandir64_filter, \
+                                            scr_preload_scandir64_compare)) \
   /* MPI: the profiling interface, absent outside MPI programs */ \
   X(MPI_Init, "PMPI_Init", NULL, int, (int*, char***)) \
   X(MPI_Init_thread, "PMPI_Init_thread", NULL, int, (int*, char***, int, int*)) \

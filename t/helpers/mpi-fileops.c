@@ -51,6 +51,8 @@
  *            is the number of entries (-1 EIO when the two differ)
  *   ls       opendir(PATH), readdir: RC is the number of entries besides "." and
  *            "..", each on a line "  = NAME TYPE" (d_type: f, d, l, ?), sorted
+ *   scanat   scandirat(descriptor of ".", PATH, alphasort): RC is the number of
+ *            entries, each on a line "  = NAME"
  *   dirstat  opendir(PATH), then fstatat(dirfd, NAME, AT_SYMLINK_NOFOLLOW) of
  *            each entry, as Rust's DirEntry::metadata does: RC is the sum
  *            of the files' sizes (-1 on the first failure)
@@ -62,8 +64,7 @@
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
  * "OP@RANK PATH: RC ERROR". */
-#define _XOPEN_SOURCE 700
-#define _DEFAULT_SOURCE 1
+#define _GNU_SOURCE 1
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -276,12 +277,12 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, OPS };
+           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist",
-                                           "walk", "rmwalk", "fappend", "freopen", "dirstat", "ls" };
+                                           "walk", "rmwalk", "fappend", "freopen", "dirstat", "ls", "scanat" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -314,6 +315,25 @@ static int list_entries(const char* path, char* detail, size_t size)
   qsort(walk_lines, (size_t) walk_count, sizeof(walk_lines[0]), compare_lines);
   for (int i = 0; i < walk_count; i++) strncat(detail, walk_lines[i], size - strlen(detail) - 1);
   return walk_count;
+}
+
+static int scan_at(const char* path, char* detail, size_t size)
+{
+  int dirfd = open(".", O_RDONLY | O_DIRECTORY);
+  if (dirfd < 0) return -1;
+  struct dirent** list = NULL;
+  int n = scandirat(dirfd, path, &list, NULL, alphasort);
+  int saved_errno = errno;
+  close(dirfd);
+  for (int i = 0; i < n; i++) {
+    char line[512];
+    snprintf(line, sizeof(line), "  = %s\n", list[i]->d_name);
+    strncat(detail, line, size - strlen(detail) - 1);
+    free(list[i]);
+  }
+  if (n >= 0) free(list);
+  errno = saved_errno;
+  return n;
 }
 
 static int stat_entries(const char* path)
@@ -413,6 +433,7 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case FILE_APPEND: return fappend(path, rank);
   case DIRSTAT: return stat_entries(path);
   case LIST: return list_entries(path, detail, size);
+  case SCANAT: return scan_at(path, detail, size);
   case FILE_REOPEN: return freopen_append(path, rank);
   case RMWALK: return nftw(path, walk_remove, 4, FTW_DEPTH | FTW_PHYS);
   case RELIST: {
