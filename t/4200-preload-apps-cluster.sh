@@ -219,4 +219,18 @@ test_expect_success "$app: all 4 nodes lost; resumes from step 6 fetched from th
   { show $app.fetch; false; }
 "
 
+# a restart from a flushed checkpoint rebuilt on a lost node, with nothing left
+# to compute: the rebuilt ranks knew nothing of the flush, flushed again alone
+# at MPI_Finalize, and the job hung there
+test_expect_success "$app: killed after its last checkpoint, flushed; node1 lost; the relaunch rebuilds it and ends" "
+  fresh_start $app &&
+  ! SCR_FLUSH=1 pre_run $app $app.fdie10 --die-at 10 &&
+  { died $app.fdie10 10 && clean $app.fdie10 && in_prefix $app 10; } || { show $app.fdie10; false; } &&
+  lose node1 &&
+  SCR_FLUSH=1 pre_run $app $app.fend &&
+  { clean $app.fend && has '^resumed from step 10\$' $app.fend && has 'rebuilt the lost parts from XOR' $app.fend.err &&
+    same_result $app.fend $app.ref; } ||
+  { show $app.fend; false; }
+"
+
 test_done

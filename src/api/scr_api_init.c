@@ -88,7 +88,7 @@ int SCR_Init(void)
     current = NULL;
   }
   if (!current || !*current) scr_restart_select(-1);
-  if (scr.restart_id >= 0 && scr.flush_on_restart && !scr_flush_is_flushed(scr.restart_id))
+  if (scr.restart_id >= 0 && !scr_flush_agree_flushed(scr.restart_id) && scr.flush_on_restart)
     scr_flush_dataset(scr.restart_id);
   /* what scr_postrun reads to know whether the cache holds anything to scavenge */
   if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
@@ -117,8 +117,10 @@ int SCR_Finalize(void)
     }
     /* the newest checkpoint must survive the allocation when flushing is on */
     scr_flush_async_wait();
-    int latest = scr_api_latest_checkpoint();
-    if (latest >= 0 && scr.flush > 0 && !scr_flush_is_flushed(latest)) {
+    /* agreed, as the flush is collective: a rank may lack a dataset others have */
+    int mine = scr_api_latest_checkpoint(), latest = -1;
+    MPI_Allreduce(&mine, &latest, 1, MPI_INT, MPI_MAX, scr.comm_world);
+    if (latest >= 0 && scr.flush > 0 && !scr_flush_agree_flushed(latest)) {
       double flush_start = scr_log_seconds();
       if (scr_flush_dataset(latest) != SCR_SUCCESS) rc = SCR_FAILURE;
       scr.stat_flush_seconds += scr_log_seconds() - flush_start;

@@ -29,6 +29,17 @@ int scr_flush_is_flushed(int id)
   return flushed == 1;
 }
 
+int scr_flush_agree_flushed(int id)
+{
+  int flushed = !scr_mpi_all_true(!scr_flush_is_flushed(id), scr.comm_world);
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  if (flushed && dset && !scr_flush_is_flushed(id)) {
+    scr_kvtree_set_kv_int(dset, "FLUSHED", 1);
+    scr_cache_save_filemap();
+  }
+  return flushed;
+}
+
 int scr_flush_is_due(int id)
 {
   scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC");

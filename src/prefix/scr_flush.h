@@ -15,6 +15,12 @@ int scr_flush_dataset(int id);
 /* 1 if this rank's filemap says the dataset is on the prefix directory */
 int scr_flush_is_flushed(int id);
 
+/* collective: 1 when any rank's filemap says so, which then says so on every
+ * rank. A flush marks every rank at once, but a rank whose entry was rebuilt
+ * from redundancy after a node loss knows nothing of it; a flush that rank
+ * then started alone would wait for the others forever. */
+int scr_flush_agree_flushed(int id);
+
 /* the steps a flush is made of, shared with the asynchronous flush
  * (scr_flush_async.c) */
 /* collective: the dataset directory on the prefix, and FLUSHING in the flush file */
