@@ -113,4 +113,31 @@ test_expect_success 'a set that cannot be formed is explained in one line' "
   test \$(grep -c 'cannot be used' err) = 1
 "
 
+# SCR_Init moves the cached files of ranks that now run on other nodes; a
+# relaunch killed after the owner received them, before it saved the filemap
+# naming them, must leave the holder's copy (the next run moves it again).
+# Rank 0 runs under gdb, which stops it there; then the whole job is killed.
+if command -v gdb >/dev/null 2>&1; then
+  printf '%s\n' '#!/bin/sh' 'if [ "$PMI_RANK" = 0 ]; then' \
+    "  exec \"$top_builddir/libtool\" --mode=execute gdb -q -batch -nx -x \"$TRASH/stop-rank0.gdb\" --args \"$APP\" \"\$@\" >\"$TRASH/stop-rank0.log\" 2>&1" \
+    'fi' "exec \"$APP\" \"\$@\"" >"$TRASH/stop-rank0" && chmod +x "$TRASH/stop-rank0"
+  printf '%s\n' 'set confirm off' 'set pagination off' 'set startup-with-shell off' 'set breakpoint pending on' \
+    'break scr_distribute_receive' 'run' 'break scr_cache_save_filemap' 'continue' \
+    "shell touch $TRASH/stop-rank0.hit" 'shell sleep 120' >"$TRASH/stop-rank0.gdb"
+  export SCR_COPY_TYPE=SINGLE
+  test_expect_success 'SINGLE: a relaunch killed while cached files move to the nodes of their ranks loses none' "
+    fresh_start &&
+    SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+    expect_grep 'checkpoint: ckpt.2' out && rm -f $TRASH/stop-rank0.hit &&
+    { SCR_FLUSH=0 APP=$TRASH/stop-rank0 cluster_app node1,node0,node2,node3 2 --steps 3 --bytes $bytes \
+        >stopped.out 2>stopped.err & } &&
+    for i in \$(seq 60); do test -e $TRASH/stop-rank0.hit && break; sleep 1; done &&
+    test -e $TRASH/stop-rank0.hit && sleep 1 && { cluster ps | awk '{ print \$2 }' | xargs -r kill -KILL; wait; true; } &&
+    SCR_FLUSH=0 cluster_app node1,node0,node2,node3 2 --steps 3 --bytes $bytes >out 2>err &&
+    expect_grep 'restart: ckpt.2' out
+  "
+else
+  test_skip 'SINGLE: a relaunch killed while cached files move to the nodes of their ranks loses none' 'no gdb'
+fi
+
 test_done

@@ -109,7 +109,9 @@ static int scr_distribute_recv_file(const char* path, int from)
   return ok;
 }
 
-/* holder side: the filemap and every file of rank owner, then forget them here */
+/* holder side: the filemap and every file of rank owner; forgotten here only
+ * once the owner says it has them on its disk and a filemap naming them
+ * (until then a crash leaves this copy, which the next run moves again) */
 static void scr_distribute_send(int owner)
 {
   char* path = scr_filemap_path(scr.cntl_dir, owner);
@@ -123,11 +125,16 @@ static void scr_distribute_send(int owner)
   free(buf);
   scr_kvtree* files = scr_kvtree_new();
   scr_distribute_list_files(map, files);
-  for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f)) {
+  for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f))
     scr_distribute_send_file(scr_kvtree_elem_key(f), owner);
-    unlink(scr_kvtree_elem_key(f));
+  int kept = 0;
+  MPI_Recv(&kept, 1, MPI_INT, owner, SCR_DISTRIBUTE_TAG, scr.comm_world, MPI_STATUS_IGNORE);
+  if (kept) {
+    for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f)) unlink(scr_kvtree_elem_key(f));
+    unlink(path);
+  } else {
+    scr_warn("rank %d did not keep the cached files of its own this node sent it: they stay here too", owner);
   }
-  unlink(path);
   scr_kvtree_delete(&files);
   scr_kvtree_delete(&map);
   free(path);
@@ -145,8 +152,9 @@ static void scr_distribute_receive(int holder)
   free(buf);
   scr_kvtree* files = scr_kvtree_new();
   if (ok) scr_distribute_list_files(map, files);
+  int kept = ok;
   for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f))
-    scr_distribute_recv_file(scr_kvtree_elem_key(f), holder);
+    if (!scr_distribute_recv_file(scr_kvtree_elem_key(f), holder)) kept = 0;
   /* what arrived replaces whatever we had of the same datasets; files that did
    * not arrive intact are caught by the checks that follow */
   for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(map, "DSET")); ok && d; d = scr_kvtree_next(d)) {
@@ -154,7 +162,9 @@ static void scr_distribute_receive(int holder)
     scr_kvtree_set(scr_kvtree_get_or_create(scr.filemap, "DSET"), scr_kvtree_elem_key(d),
                    scr_kvtree_copy(scr_kvtree_elem_tree(d)));
   }
-  scr_cache_save_filemap();
+  if (scr_cache_save_filemap() != SCR_SUCCESS) kept = 0;
+  /* every file fsynced and the filemap saved: the holder may forget them */
+  MPI_Send(&kept, 1, MPI_INT, holder, SCR_DISTRIBUTE_TAG, scr.comm_world);
   scr_kvtree_delete(&files);
   scr_kvtree_delete(&map);
 }
