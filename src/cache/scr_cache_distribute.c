@@ -133,7 +133,8 @@ static void scr_distribute_send(int owner)
     for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f)) unlink(scr_kvtree_elem_key(f));
     unlink(path);
   } else {
-    scr_warn("rank %d did not keep the cached files of its own this node sent it: they stay here too", owner);
+    scr_warn("rank %d could not store the cached files this node sent it: this node keeps its copies, which "
+             "the next run sends again", owner);
   }
   scr_kvtree_delete(&files);
   scr_kvtree_delete(&map);
