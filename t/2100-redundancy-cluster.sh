@@ -136,8 +136,27 @@ if command -v gdb >/dev/null 2>&1; then
     SCR_FLUSH=0 cluster_app node1,node0,node2,node3 2 --steps 3 --bytes $bytes >out 2>err &&
     expect_grep 'restart: ckpt.2' out
   "
+  # the same stop at the second checkpoint's encoding: its files are whole,
+  # its redundancy is not; the restart encodes it, so a node lost afterwards
+  # is rebuilt from it rather than falling back to the checkpoint before
+  printf '%s\n' 'set confirm off' 'set pagination off' 'set startup-with-shell off' 'set breakpoint pending on' \
+    'break scr_redundancy_apply' 'ignore 1 1' 'run' "shell touch $TRASH/stop-rank0.hit" 'shell sleep 120' \
+    >"$TRASH/stop-rank0.gdb"
+  export SCR_COPY_TYPE=XOR
+  test_expect_success 'XOR: a checkpoint whose encoding a killed job cut short is encoded at the restart' "
+    fresh_start && rm -f $TRASH/stop-rank0.hit &&
+    { SCR_FLUSH=0 APP=$TRASH/stop-rank0 cluster_app $all 2 --steps 2 --bytes $bytes >stopped.out 2>stopped.err & } &&
+    for i in \$(seq 60); do test -e $TRASH/stop-rank0.hit && break; sleep 1; done &&
+    test -e $TRASH/stop-rank0.hit && sleep 1 && { cluster ps | awk '{ print \$2 }' | xargs -r kill -KILL; wait; true; } &&
+    SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+    expect_grep 'restart: ckpt.2' out && expect_grep 'encoding it now' err &&
+    cluster kill node1 && cluster revive node1 &&
+    SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+    expect_grep 'restart: ckpt.2' out && expect_grep 'rebuilt the lost parts' err
+  "
 else
   test_skip 'SINGLE: a relaunch killed while cached files move to the nodes of their ranks loses none' 'no gdb'
+  test_skip 'XOR: a checkpoint whose encoding a killed job cut short is encoded at the restart' 'no gdb'
 fi
 
 test_done

@@ -258,6 +258,36 @@ static int scr_rebuild_partner(int id, const struct scr_rebuild_role* role, MPI_
   return ok;
 }
 
+/* 1 when this rank holds what the scheme recorded with dataset id made: its
+ * redundancy files (XOR, RS) or copies of its partners' files (PARTNER);
+ * 0 when no scheme was recorded, as when the job died while encoding */
+static int scr_redundancy_is_applied(int id)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  const char* name = scr_kvtree_get_val(scr_kvtree_get(dset, "REDDESC"), "TYPE");
+  enum scr_copy_type type;
+  if (!name || scr_reddesc_type_from_name(name, &type) != SCR_SUCCESS) return 0;
+  if (type == SCR_COPY_XOR || type == SCR_COPY_RS)
+    return scr_kvtree_size(scr_kvtree_get(scr_kvtree_get_kv_int(dset, "RANK", scr.rank), "REDFILE")) > 0;
+  if (type == SCR_COPY_PARTNER) return scr_kvtree_size(scr_kvtree_get(dset, "PARTNER")) > 0;
+  return 1;
+}
+
+/* collective: dataset id, whole on every rank, gets the redundancy a killed
+ * job did not finish encoding, with the scheme the configuration gives it */
+static void scr_redundancy_reapply(int id)
+{
+  scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC");
+  long long ckpt = 0;
+  scr_kvtree_get_int(desc, "CKPT", &ckpt);
+  const struct scr_reddesc* d = scr_reddesc_select((int) ckpt, scr_dataset_get_flags(desc));
+  if (scr.rank == 0)
+    scr_warn("dataset %d: its files are whole but its redundancy is not (a job died while encoding it): "
+             "encoding it now with %s", id, scr_reddesc_type_name(d->type));
+  /* a failure is reported there; the files stay usable either way */
+  scr_redundancy_apply(id, d);
+}
+
 int scr_redundancy_recover(int id)
 {
   double start = scr_log_seconds();
@@ -265,7 +295,10 @@ int scr_redundancy_recover(int id)
   int all_intact = scr_mpi_all_true(intact, scr.comm_world);
   double checked = scr_log_seconds();
   if (scr.rank == 0) scr_dbg(2, "dataset %d: files checked in %.3f s", id, checked - start);
-  if (all_intact) return SCR_SUCCESS;
+  if (all_intact) {
+    if (!scr_mpi_all_true(scr_redundancy_is_applied(id), scr.comm_world)) scr_redundancy_reapply(id);
+    return SCR_SUCCESS;
+  }
 
   struct scr_rebuild_role role;
   scr_kvtree* desc = scr_kvtree_new();
