@@ -255,6 +255,15 @@ test_expect_success 'a completed checkpoint file opened again without O_TRUNC ch
   test \"\$(cat \$files)\" = 'rank 1' && case \$files in *scr.dataset.1/*) false ;; esac
 "
 
+test_expect_success 'a file of a rule without {step} opened again with O_CREAT, not O_TRUNC, starts the next checkpoint' "
+  fresh nostep && echo 'PRELOAD=restart_{rank}.dat' >$TRASH/nostep/.scrconf &&
+  fileops nostep nostep.out write:restart_%d.dat update:restart_%d.dat read:restart_%d.dat &&
+  printf '%s\\n' 'write restart_0.dat: 0 ok' 'update restart_0.dat: 0 ok' 'read restart_0.dat: 7 ok' >nostep.expect &&
+  test_cmp nostep.expect nostep.out &&
+  files=\$(find $SCR_CACHE_BASE -name restart_1.dat ! -path '*.scr_*') && test \"\$(echo \$files | wc -w)\" = 1 &&
+  test \"\$(cat \$files)\" = 'Xank 1' && case \$files in *scr.dataset.1/*) false ;; esac
+"
+
 test_expect_success 'a log appended to with fopen(a) after its checkpoint completed changes that checkpoint in place' "
   fresh applog && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat FILES=2' 'PRELOAD=ck.{step}/log_{rank}.txt FILES=2' \
     >$TRASH/applog/.scrconf &&

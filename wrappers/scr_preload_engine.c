@@ -183,6 +183,28 @@ static void engine_complete_if_pending(int boundary)
 
 /* ---- routing */
 
+/* a new cache file holding what the descriptor in reads, with its mode: 0 or -1 */
+static int engine_copy_from(int in, const char* cache)
+{
+  struct stat st;
+  int out = fstat(in, &st) == 0 ? open(cache, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+  if (out < 0) return -1;
+  char buf[65536];
+  off_t offset = 0;
+  ssize_t n;
+  int rc = 0;
+  while ((n = pread(in, buf, sizeof(buf), offset)) > 0) {
+    if (scr_io_write_full(out, buf, (size_t) n) != n) {
+      rc = -1;
+      break;
+    }
+    offset += n;
+  }
+  if (n < 0 || fchmod(out, st.st_mode & 07777) != 0) rc = -1;
+  if (close(out) != 0) rc = -1;
+  return rc;
+}
+
 static int engine_open_cache(const char* cache, int flags, mode_t mode, int* handled)
 {
   int fd = open(cache, flags, mode);  /* inside the guard: the real open */
@@ -360,11 +382,14 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
   pthread_mutex_lock(&scr_engine_lock);
   int fd = -1, dataset = -1;
   char* shown = scr_view_find(t->path, &dataset);
-  /* an existing file opened without O_TRUNC keeps its bytes, with O_CREAT
-   * or without: a change to it, not a new file (a log appended to with
-   * fopen "a" after its checkpoint completed; a new version would hold only
-   * it, and replace the checkpoint that holds the rank's other files) */
-  if (shown && creating && !(flags & (O_TRUNC | O_EXCL))) creating = 0;
+  /* A file of a rule with {step} opened without O_TRUNC, with O_CREAT or
+   * without, is a change to the checkpoint its path names (a log appended to
+   * with fopen "a" after that checkpoint completed), not a new version of
+   * it, which would hold only this file and replace the checkpoint that
+   * holds the rank's other files. Without {step} the same name is written
+   * again at every checkpoint (open(O_CREAT) with no O_TRUNC, as ROMIO's
+   * MPI_MODE_CREATE does): that starts the next checkpoint. */
+  if (shown && creating && !(flags & (O_TRUNC | O_EXCL)) && rule->has_step) creating = 0;
   if (shown && (!creating || (engine.active && dataset == scr.output_id))) {
     /* an existing file of a cached dataset: read it, write the one in
      * progress, or change a completed one in place */
@@ -393,6 +418,10 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     char* relpath = scr_path_relative_to(scr.prefix, t->path);
     char cache[SCR_MAX_FILENAME];
     int attached = 0;
+    /* an existing file opened for writing without O_TRUNC keeps its bytes
+     * (and its mode) in its new version; opened now, since beginning the
+     * new dataset may evict the one that holds it */
+    int keep = shown && !(flags & O_TRUNC) ? open(shown, O_RDONLY | O_CLOEXEC) : -1;
     static int warned_outside = 0;
     if (!relpath || strcmp(relpath, ".") == 0) {
       if (!warned_outside++)
@@ -400,6 +429,8 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
                  "(said once)", t->path, rule->pattern, scr.prefix);
     } else if (scr_engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS) {
       int id = attached ? engine.done_id : scr.output_id;
+      if (keep >= 0 && strcmp(shown, cache) != 0 && engine_copy_from(keep, cache) != 0)
+        scr_err("cannot copy %s to %s for %s opened without O_TRUNC: it starts empty", shown, cache, t->path);
       fd = engine_open_cache(cache, flags, mode, handled);
       if (fd >= 0) {
         *file = scr_engine_file_new(id, attached, t->path, relpath, cache);
@@ -414,6 +445,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     } else if (scr.in_output && engine.active) {
       engine.broken = 1;
     }
+    if (keep >= 0) close(keep);
     free(relpath);
   }
   free(shown);
