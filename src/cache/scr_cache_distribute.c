@@ -75,23 +75,30 @@ static int scr_distribute_send_file(const char* path, int to)
   if (fd >= 0 && scr_io_file_size(path, &size) == SCR_SUCCESS) announced = (long long) size;
   MPI_Send(&announced, 1, MPI_LONG_LONG, to, SCR_DISTRIBUTE_TAG, scr.comm_world);
   unsigned char* buf = malloc(scr.file_buf_size);
+  int whole = announced >= 0;
   for (uint64_t off = 0; announced >= 0 && off < size; off += scr.file_buf_size) {
     size_t n = size - off < scr.file_buf_size ? size - off : scr.file_buf_size;
-    if (scr_io_pread_full(fd, buf, n, (off_t) off) != (ssize_t) n) memset(buf, 0, n);
+    /* the receiver expects the bytes announced; what cannot be read goes as
+     * zeros, and this copy is then not the only one kept */
+    if (scr_io_pread_full(fd, buf, n, (off_t) off) != (ssize_t) n) {
+      memset(buf, 0, n);
+      whole = 0;
+    }
     scr_mpi_send(buf, n, to, SCR_DISTRIBUTE_TAG, scr.comm_world);
   }
   free(buf);
   if (fd >= 0) close(fd);
-  return announced >= 0;
+  return whole;
 }
 
+/* one file into path; with path NULL its bytes are received and dropped */
 static int scr_distribute_recv_file(const char* path, int from)
 {
   long long size = -1;
   MPI_Recv(&size, 1, MPI_LONG_LONG, from, SCR_DISTRIBUTE_TAG, scr.comm_world, MPI_STATUS_IGNORE);
   if (size < 0) return 0;
-  char* inside = scr_path_relative_to(scr.cache_dir, path);
-  char* parent = scr_path_dirname(path);
+  char* inside = path ? scr_path_relative_to(scr.cache_dir, path) : NULL;
+  char* parent = path ? scr_path_dirname(path) : NULL;
   int fd = -1;
   if (inside && parent && scr_io_mkdir_p(parent, 0700) == SCR_SUCCESS)
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -125,11 +132,15 @@ static void scr_distribute_send(int owner)
   free(buf);
   scr_kvtree* files = scr_kvtree_new();
   scr_distribute_list_files(map, files);
+  /* how many files follow, so that an owner that could not read the
+   * filemap still takes (and drops) them all */
+  int count = scr_kvtree_size(files), sent = 1;
+  MPI_Send(&count, 1, MPI_INT, owner, SCR_DISTRIBUTE_TAG, scr.comm_world);
   for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f))
-    scr_distribute_send_file(scr_kvtree_elem_key(f), owner);
+    if (!scr_distribute_send_file(scr_kvtree_elem_key(f), owner)) sent = 0;
   int kept = 0;
   MPI_Recv(&kept, 1, MPI_INT, owner, SCR_DISTRIBUTE_TAG, scr.comm_world, MPI_STATUS_IGNORE);
-  if (kept) {
+  if (kept && sent) {
     for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f)) unlink(scr_kvtree_elem_key(f));
     unlink(path);
   } else {
@@ -153,17 +164,26 @@ static void scr_distribute_receive(int holder)
   free(buf);
   scr_kvtree* files = scr_kvtree_new();
   if (ok) scr_distribute_list_files(map, files);
-  int kept = ok;
-  for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f))
-    if (!scr_distribute_recv_file(scr_kvtree_elem_key(f), holder)) kept = 0;
-  /* what arrived replaces whatever we had of the same datasets; files that did
-   * not arrive intact are caught by the checks that follow */
-  for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(map, "DSET")); ok && d; d = scr_kvtree_next(d)) {
-    scr_kvtree_unset_kv(scr.filemap, "DSET", scr_kvtree_elem_key(d));
-    scr_kvtree_set(scr_kvtree_get_or_create(scr.filemap, "DSET"), scr_kvtree_elem_key(d),
-                   scr_kvtree_copy(scr_kvtree_elem_tree(d)));
+  int count = 0;
+  MPI_Recv(&count, 1, MPI_INT, holder, SCR_DISTRIBUTE_TAG, scr.comm_world, MPI_STATUS_IGNORE);
+  int kept = ok && count == scr_kvtree_size(files);
+  scr_kvtree_elem* f = kept ? scr_kvtree_first(files) : NULL;
+  for (int i = 0; i < count; i++, f = f ? scr_kvtree_next(f) : NULL)
+    if (!scr_distribute_recv_file(f ? scr_kvtree_elem_key(f) : NULL, holder)) kept = 0;
+  /* only all of it replaces what we had of the same datasets, and only then
+   * may the holder forget its copy; otherwise no filemap here names what
+   * arrived, and the holder's copy stays the one a later run moves */
+  if (kept) {
+    for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(map, "DSET")); d; d = scr_kvtree_next(d)) {
+      scr_kvtree_unset_kv(scr.filemap, "DSET", scr_kvtree_elem_key(d));
+      scr_kvtree_set(scr_kvtree_get_or_create(scr.filemap, "DSET"), scr_kvtree_elem_key(d),
+                     scr_kvtree_copy(scr_kvtree_elem_tree(d)));
+    }
+    if (scr_cache_save_filemap() != SCR_SUCCESS) kept = 0;
+  } else {
+    scr_warn("rank %d: the cached files rank %d's node held for it did not all arrive: they stay there", scr.rank,
+             holder);
   }
-  if (scr_cache_save_filemap() != SCR_SUCCESS) kept = 0;
   /* every file fsynced and the filemap saved: the holder may forget them */
   MPI_Send(&kept, 1, MPI_INT, holder, SCR_DISTRIBUTE_TAG, scr.comm_world);
   scr_kvtree_delete(&files);
