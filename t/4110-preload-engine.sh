@@ -229,6 +229,8 @@ test_expect_success 'nftw walks a restored checkpoint directory the file system 
   fileops walk walk.top.out walk:. 'glob:*' &&
   expect_grep '^  = D 1 ./data\$' walk.top.out && expect_grep '^  = F 2 ./data/step4_rank0.chk\$' walk.top.out &&
   expect_grep '^  = data\$' walk.top.out &&
+  fileops walk walk.cd.out walkcd:data && expect_grep '^  = F 1 data/step4_rank0.chk\$' walk.cd.out &&
+  ! test -e $TRASH/walk/data &&
   fileops walk walk.out walk:data rmwalk:data walk:data stat:data/step4_rank%d.chk 'glob:data/*' &&
   printf '%s\\n' 'walk data: 2 ok' '  = D 0 data' '  = F 1 data/step4_rank0.chk' 'rmwalk data: 0 ok' \
     'walk data: -1 No such file or directory' 'stat data/step4_rank0.chk: -1 No such file or directory' \

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -451,7 +452,9 @@ static FILE* stdio_reopen(int kind, const char* path, const char* mode, FILE* st
   int is_last = scr_preload_fd_release(oldfd, &last);
   if (is_last) {
     int saved_errno = errno;
-    fflush(stream);
+    /* only a stream being written: fflush of a read stream moves the
+     * descriptor's offset back, which freopen does not */
+    if (__fwriting(stream)) fflush(stream);
     scr_preload_wrap_closed(oldfd, &last, 0, 1);
     errno = saved_errno;
   }

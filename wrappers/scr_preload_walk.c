@@ -21,7 +21,9 @@
  * FTW_MOUNT, FTW_CHDIR, FTW_DEPTH and FTW_ACTIONRETVAL, directories met
  * twice (through links) walked once, EACCES reported as FTW_DNR or FTW_NS.
  * Unlike glibc it reads a directory whole before it descends, so it holds
- * one descriptor at a time, never more than nopenfd. */
+ * one descriptor at a time (with FTW_CHDIR one more per level, to come back
+ * up), and it names entries by their whole paths, not relative to the
+ * directory's descriptor (a path longer than PATH_MAX fails). */
 
 typedef int (*walk_function)(const char*, const struct stat64*, int, struct FTW*);
 typedef int (*walk_ftw_function)(const char*, const struct stat64*, int);
@@ -101,7 +103,8 @@ static int walk_stat(const walk_state* w, const char* name, struct stat64* st)
 }
 
 /* a directory's entries as one block of NUL-terminated names, ending with an
- * empty one; NULL on failure (errno set) */
+ * empty one; NULL when out of memory. A read error ends the list, as in
+ * glibc's walk. */
 static char* walk_read(DIR* stream)
 {
   size_t size = 1024, used = 0;
@@ -109,7 +112,6 @@ static char* walk_read(DIR* stream)
   if (!names) return NULL;
   struct dirent64* entry;
   int saved_errno = errno;
-  errno = 0;
   while ((entry = readdir64(stream)) != NULL) {
     size_t length = strlen(entry->d_name);
     if (used + length + 2 > size) {
@@ -123,10 +125,6 @@ static char* walk_read(DIR* stream)
     }
     memcpy(names + used, entry->d_name, length + 1);
     used += length + 1;
-  }
-  if (errno) {
-    free(names);
-    return NULL;
   }
   errno = saved_errno;
   names[used] = '\0';
@@ -199,11 +197,14 @@ static int walk_directory(walk_state* w, const struct stat64* st, int top)
     errno = saved_errno;
     return result;
   }
-  /* with FTW_CHDIR, into the directory: "." of the parent is kept to come back */
+  /* with FTW_CHDIR, into the directory through its stream, as glibc does (a
+   * directory that exists only in the view is its mirror, where names are
+   * looked up in the view; chdir by name would make it on the file system);
+   * "." of the parent is kept to come back */
   int parent = -1;
   if (w->flags & FTW_CHDIR) {
     if (!top) parent = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (chdir(walk_name(w)) < 0) {
+    if (fchdir(dirfd(stream)) < 0) {
       int saved_errno = errno;
       if (parent >= 0) close(parent);
       closedir(stream);

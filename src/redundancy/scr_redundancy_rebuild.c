@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_io.h"
@@ -284,6 +285,14 @@ static void scr_redundancy_reapply(int id)
   if (scr.rank == 0)
     scr_warn("dataset %d: its files are whole but its redundancy is not (a job died while encoding it): "
              "encoding it now with %s", id, scr_reddesc_type_name(d->type));
+  /* what the cut-short encoding left goes first: a rebuild reads the first
+   * redundancy file a rank records */
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  scr_kvtree* mine = scr_kvtree_get_kv_int(dset, "RANK", scr.rank);
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(mine, "REDFILE")); e; e = scr_kvtree_next(e))
+    unlink(scr_kvtree_elem_key(e));
+  scr_kvtree_unset(mine, "REDFILE");
+  scr_kvtree_unset(dset, "PARTNER");
   /* a failure is reported there; the files stay usable either way */
   scr_redundancy_apply(id, d);
 }

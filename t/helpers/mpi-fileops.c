@@ -58,6 +58,7 @@
  *            of the files' sizes (-1 on the first failure)
  *   walk     nftw(PATH, FTW_PHYS): RC is the number of objects met, each on
  *            a line "  = TYPE LEVEL PATH" (TYPE F, D, SL, NS...), sorted
+ *   walkcd   the same with FTW_CHDIR added
  *   rmwalk   nftw(PATH, FTW_DEPTH | FTW_PHYS) removing each object, as
  *            codes remove an old checkpoint directory: RC as nftw returns
  * Every rank runs the operations in order, with a barrier after each, and
@@ -277,12 +278,12 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT, OPS };
+           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT, WALKCD, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist",
-                                           "walk", "rmwalk", "fappend", "freopen", "dirstat", "ls", "scanat" };
+                                           "walk", "rmwalk", "fappend", "freopen", "dirstat", "ls", "scanat", "walkcd" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -357,10 +358,10 @@ static int stat_entries(const char* path)
   return (int) total;
 }
 
-static int walk_tree(const char* path, char* detail, size_t size)
+static int walk_tree(const char* path, char* detail, size_t size, int flags)
 {
   walk_count = 0;
-  int rc = nftw(path, walk_record, 4, FTW_PHYS);
+  int rc = nftw(path, walk_record, 4, FTW_PHYS | flags);
   qsort(walk_lines, (size_t) walk_count, sizeof(walk_lines[0]), compare_lines);
   for (int i = 0; i < walk_count; i++) strncat(detail, walk_lines[i], size - strlen(detail) - 1);
   return rc == 0 ? walk_count : rc;
@@ -429,7 +430,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     return (int) n;
   }
   case SETXATTR: return setxattr(path, "user.scr", "1", 1, 0);
-  case WALK: return walk_tree(path, detail, size);
+  case WALK: return walk_tree(path, detail, size, 0);
+  case WALKCD: return walk_tree(path, detail, size, FTW_CHDIR);
   case FILE_APPEND: return fappend(path, rank);
   case DIRSTAT: return stat_entries(path);
   case LIST: return list_entries(path, detail, size);
