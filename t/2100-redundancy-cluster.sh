@@ -113,6 +113,22 @@ test_expect_success 'a set that cannot be formed is explained in one line' "
   test \$(grep -c 'cannot be used' err) = 1
 "
 
+# A move cut short after the owner saved its filemap, before the holder
+# deleted its copy, leaves a stale duplicate on the holder's node (made here
+# by copying node0's storage to node1). Ranks 0 and 1 go on writing on node0;
+# placed on node1 later, they find the stale filemap as their own, and must
+# still get their newer checkpoints from node0.
+export SCR_COPY_TYPE=SINGLE
+test_expect_success 'SINGLE: a stale copy of a filemap on the node a rank moves to does not hide its newer checkpoints' "
+  fresh_start &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 2 --bytes $bytes >out 2>err &&
+  state=\${SCR_CLUSTER_STATE:-/run/scr_cluster-21} && cp -a \$state/nodes/node0/local/. \$state/nodes/node1/local/ &&
+  SCR_FLUSH=0 cluster_app $all 2 --steps 4 --bytes $bytes >out 2>err &&
+  expect_grep 'restart: ckpt.2' out && expect_grep 'checkpoint: ckpt.4' out &&
+  SCR_FLUSH=0 cluster_app node1,node0,node2,node3 2 --steps 5 --bytes $bytes >out 2>err &&
+  expect_grep 'restart: ckpt.4' out
+"
+
 # SCR_Init moves the cached files of ranks that now run on other nodes; a
 # relaunch killed after the owner received them, before it saved the filemap
 # naming them, must leave the holder's copy (the next run moves it again).

@@ -44,7 +44,17 @@ static void scr_distribute_list_files(const scr_kvtree* map, scr_kvtree* paths)
   }
 }
 
-/* node leader: ranks with a filemap in the control directory that do not run here */
+/* the newest dataset a filemap file names, -1 for none or unreadable */
+static int scr_distribute_latest(const char* path)
+{
+  scr_kvtree* map = scr_kvtree_new();
+  int latest = scr_kvtree_read_file(path, map) == SCR_SUCCESS ? scr_filemap_latest_dataset(map) : -1;
+  scr_kvtree_delete(&map);
+  return latest;
+}
+
+/* node leader: ranks with a filemap in the control directory that do not run
+ * here, HELD/<rank>/LATEST = the newest dataset it names */
 static void scr_distribute_find_foreign(scr_kvtree* held)
 {
   int* here = malloc(sizeof(int) * scr.node_ranks);
@@ -60,7 +70,12 @@ static void scr_distribute_find_foreign(scr_kvtree* held)
         continue;
       int local = 0;
       for (int i = 0; i < scr.node_ranks; i++) local |= here[i] == r;
-      if (!local) scr_kvtree_add_kv_int(held, "HELD", r);
+      if (!local) {
+        char* path = scr_filemap_path(scr.cntl_dir, r);
+        int latest = path ? scr_distribute_latest(path) : -1;
+        scr_kvtree_set_kv_int(scr_kvtree_add_kv_int(held, "HELD", r), "LATEST", latest);
+        free(path);
+      }
     }
     if (dir) closedir(dir);
   }
@@ -196,8 +211,12 @@ int scr_cache_distribute(void)
   scr_distribute_find_foreign(held);
   scr_kvtree* mine = scr_kvtree_new();
   /* a rank that sees its own filemap did not move (or the control directory is
-   * shared, as on a single machine): nothing to send it */
-  if (access(scr.filemap_file, F_OK) == 0) scr_kvtree_add_kv_int(mine, "PRESENT", scr.rank);
+   * shared, as on a single machine): nothing to send it, unless another node
+   * holds a newer one (a move cut short after this copy was saved, before
+   * the holder forgot its own, left this one behind: it is stale) */
+  if (access(scr.filemap_file, F_OK) == 0)
+    scr_kvtree_set_kv_int(scr_kvtree_add_kv_int(mine, "PRESENT", scr.rank), "LATEST",
+                          scr_filemap_latest_dataset(scr.filemap));
   if (scr_kvtree_size(held) > 0)
     scr_kvtree_set(scr_kvtree_add_kv_int(mine, "HOLDER", scr.rank), "HELD",
                    scr_kvtree_copy(scr_kvtree_get(held, "HELD")));
@@ -213,9 +232,11 @@ int scr_cache_distribute(void)
     for (scr_kvtree_elem* h = scr_kvtree_first(scr_kvtree_get(all, "HOLDER")); h; h = scr_kvtree_next(h))
       for (scr_kvtree_elem* r = scr_kvtree_first(scr_kvtree_get(scr_kvtree_elem_tree(h), "HELD")); r;
            r = scr_kvtree_next(r)) {
-        if (scr_kvtree_get(taken, scr_kvtree_elem_key(r)) ||
-            scr_kvtree_get_kv(all, "PRESENT", scr_kvtree_elem_key(r)))
-          continue;
+        scr_kvtree* present = scr_kvtree_get_kv(all, "PRESENT", scr_kvtree_elem_key(r));
+        long long held_latest = -1, present_latest = -1;
+        scr_kvtree_get_int(scr_kvtree_elem_tree(r), "LATEST", &held_latest);
+        scr_kvtree_get_int(present, "LATEST", &present_latest);
+        if (scr_kvtree_get(taken, scr_kvtree_elem_key(r)) || (present && held_latest <= present_latest)) continue;
         scr_kvtree_get_or_create(taken, scr_kvtree_elem_key(r));
         scr_kvtree* t = scr_kvtree_add_kv_int(plan, "T", n++);
         scr_kvtree_set_kv(t, "FROM", scr_kvtree_elem_key(h));
