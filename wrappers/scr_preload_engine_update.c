@@ -294,22 +294,37 @@ static int update_index_name_incomplete(scr_kvtree* index, void* arg)
   return scr_index_file_mark_incomplete(index, id);
 }
 
+static int update_compare_ids_newest_first(const void* a, const void* b)
+{
+  int x = *(const int*) a, y = *(const int*) b;
+  return (x < y) - (x > y);
+}
+
 /* the newest complete entry whose files (rank2file.scr) include arg, a path
- * relative to the prefix: marked incomplete; SCR_ERR_NOENT otherwise */
+ * relative to the prefix: marked incomplete; SCR_ERR_NOENT otherwise. The
+ * entries are read newest first, up to the first that lists the file. */
 static int update_index_file_incomplete(scr_kvtree* index, void* arg)
 {
   const char* relpath = arg;
-  int found = -1;
-  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(index, SCR_INDEX_KEY_DSET)); e; e = scr_kvtree_next(e)) {
+  scr_kvtree* entries = scr_kvtree_get(index, SCR_INDEX_KEY_DSET);
+  int count = 0, found = -1;
+  int* ids = malloc(sizeof(int) * (size_t) (scr_kvtree_size(entries) + 1));
+  for (scr_kvtree_elem* e = scr_kvtree_first(entries); ids && e; e = scr_kvtree_next(e)) {
     char* end = NULL;
     long id = strtol(scr_kvtree_elem_key(e), &end, 10);
-    if (!end || *end || id <= found || id > INT_MAX || !scr_index_file_is_complete(index, (int) id)) continue;
+    if (end && !*end && id >= 0 && id <= INT_MAX && scr_index_file_is_complete(index, (int) id))
+      ids[count++] = (int) id;
+  }
+  if (ids) qsort(ids, (size_t) count, sizeof(int), update_compare_ids_newest_first);
+  for (int i = 0; i < count && found < 0; i++) {
     scr_kvtree* rank2file = scr_kvtree_new();
-    if (rank2file && scr_rank2file_read(scr.prefix, (int) id, rank2file) == SCR_SUCCESS)
-      for (scr_kvtree_elem* r = scr_kvtree_first(scr_kvtree_get(rank2file, "RANK")); r; r = scr_kvtree_next(r))
-        if (scr_kvtree_get(scr_kvtree_get(scr_kvtree_elem_tree(r), "FILE"), relpath)) found = (int) id;
+    if (rank2file && scr_rank2file_read(scr.prefix, ids[i], rank2file) == SCR_SUCCESS)
+      for (scr_kvtree_elem* r = scr_kvtree_first(scr_kvtree_get(rank2file, "RANK")); r && found < 0;
+           r = scr_kvtree_next(r))
+        if (scr_kvtree_get(scr_kvtree_get(scr_kvtree_elem_tree(r), "FILE"), relpath)) found = ids[i];
     scr_kvtree_delete(&rank2file);
   }
+  free(ids);
   return found >= 0 ? scr_index_file_mark_incomplete(index, found) : SCR_ERR_NOENT;
 }
 

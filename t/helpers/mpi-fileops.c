@@ -278,12 +278,14 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT, WALKCD, OPS };
+           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT, WALKCD,
+           OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
-                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode", "xattrs", "setxattr", "relist",
-                                           "walk", "rmwalk", "fappend", "freopen", "dirstat", "ls", "scanat", "walkcd" };
+                                           "crash", "crashrw", "hold", "append", "release", "chmod", "mode",
+                                           "xattrs", "setxattr", "relist", "walk", "rmwalk", "fappend", "freopen",
+                                           "dirstat", "ls", "scanat", "walkcd" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -301,6 +303,13 @@ static int walk_record(const char* path, const struct stat* st, int type, struct
 
 static int compare_lines(const void* a, const void* b) { return strcmp(a, b); }
 
+/* the lines collected, sorted (the order of a listing is the file system's), onto detail */
+static void append_lines(char* detail, size_t size)
+{
+  qsort(walk_lines, (size_t) walk_count, sizeof(walk_lines[0]), compare_lines);
+  for (int i = 0; i < walk_count; i++) strncat(detail, walk_lines[i], size - strlen(detail) - 1);
+}
+
 static int list_entries(const char* path, char* detail, size_t size)
 {
   DIR* d = opendir(path);
@@ -313,8 +322,7 @@ static int list_entries(const char* path, char* detail, size_t size)
     snprintf(walk_lines[walk_count++], sizeof(walk_lines[0]), "  = %s %c\n", e->d_name, type);
   }
   closedir(d);
-  qsort(walk_lines, (size_t) walk_count, sizeof(walk_lines[0]), compare_lines);
-  for (int i = 0; i < walk_count; i++) strncat(detail, walk_lines[i], size - strlen(detail) - 1);
+  append_lines(detail, size);
   return walk_count;
 }
 
@@ -362,8 +370,7 @@ static int walk_tree(const char* path, char* detail, size_t size, int flags)
 {
   walk_count = 0;
   int rc = nftw(path, walk_record, 4, FTW_PHYS | flags);
-  qsort(walk_lines, (size_t) walk_count, sizeof(walk_lines[0]), compare_lines);
-  for (int i = 0; i < walk_count; i++) strncat(detail, walk_lines[i], size - strlen(detail) - 1);
+  append_lines(detail, size);
   return rc == 0 ? walk_count : rc;
 }
 

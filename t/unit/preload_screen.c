@@ -64,6 +64,15 @@ static const char* const paths[] = {
   "/p/run/out/field_1_2.h5", "/p/run/restart/7/r3.bin", "/p/run/state.1.22.ckpt", "/p/run/meta.json",
 };
 
+/* the screen's decision on the path at `at` equals the reference's; the
+ * place is described by `where` and `offset` when it does not */
+static int screen_agrees(const scr_preload_ruleset* set, const char* at, const char* where, size_t offset)
+{
+  int got = scr_preload_lookup_screen(set, at), want = screen_reference(set, at);
+  if (got != want) printf("# '%s' %s %zu: screen %d, reference %d\n", at, where, offset, got, want);
+  return got == want;
+}
+
 /* every path at every offset in a 64-byte aligned buffer, so that it
  * starts anywhere in a line and ends in the same line or in the next two;
  * the bytes around it are '/' and '.', which must not count */
@@ -78,12 +87,8 @@ static void test_every_place(void)
       for (size_t i = 0; i < sizeof(buffer); i++) buffer[i] = (i & 1) ? '.' : '/';
       char* at = buffer + offset;
       memcpy(at, paths[p], n + 1);
-      int got = scr_preload_lookup_screen(set, at), want = screen_reference(set, at);
       tried++;
-      if (got != want) {
-        wrong++;
-        printf("# '%s' at offset %zu: screen %d, reference %d\n", paths[p], offset, got, want);
-      }
+      wrong += !screen_agrees(set, at, "at offset", offset);
     }
   }
   ok(tried > 4000, "screen: %d placements tried", tried);
@@ -152,12 +157,8 @@ static void test_page_end(void)
       char* at = pages + page - 1 - gap - n;
       memset(pages + page - 200 - n, '/', 200 + n);
       memcpy(at, paths[p], n + 1);
-      int got = scr_preload_lookup_screen(set, at), want = screen_reference(set, at);
       tried++;
-      if (got != want) {
-        wrong++;
-        printf("# '%s' ending %zu bytes before the page end: screen %d, reference %d\n", paths[p], gap, got, want);
-      }
+      wrong += !screen_agrees(set, at, "ending this many bytes before the page end:", gap);
     }
   }
   is_int(wrong, 0, "screen: %d placements at a page's end decide as the reference", tried);
