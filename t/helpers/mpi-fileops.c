@@ -278,8 +278,8 @@ static int write_by_mkstemp(char* pair, int rank)
 
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
-           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT, WALKCD,
-           OPS };
+           XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
+           WALKCD, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
