@@ -426,28 +426,28 @@ static void rule_name_filter(const rule* r, name_filter* f)
       tail_length = head_length;
     }
   }
-  unsigned char bytes[4], mask[4];
-  memset(bytes, 0, sizeof(bytes));
-  memset(mask, 0, sizeof(mask));
-  for (size_t i = 0; i < 4 && i < head_length; i++) {
+  unsigned char bytes[2] = { 0, 0 }, mask[2] = { 0, 0 };
+  for (size_t i = 0; i < 2 && i < head_length; i++) {
     bytes[i] = (unsigned char) head[i];
     mask[i] = 0xff;
   }
-  memcpy(&f->prefix, bytes, 4);
-  memcpy(&f->prefix_mask, mask, 4);
+  memcpy(&f->prefix, bytes, 2);
+  memcpy(&f->prefix_mask, mask, 2);
   memset(bytes, 0, sizeof(bytes));
   memset(mask, 0, sizeof(mask));
-  for (size_t i = 0; i < 4 && i < tail_length; i++) {
-    bytes[3 - i] = (unsigned char) tail[tail_length - 1 - i];
-    mask[3 - i] = 0xff;
+  for (size_t i = 0; i < 2 && i < tail_length; i++) {
+    bytes[1 - i] = (unsigned char) tail[tail_length - 1 - i];
+    mask[1 - i] = 0xff;
   }
-  memcpy(&f->suffix, bytes, 4);
-  memcpy(&f->suffix_mask, mask, 4);
+  memcpy(&f->suffix, bytes, 2);
+  memcpy(&f->suffix_mask, mask, 2);
+  size_t min_length = 0;
   for (int t = t0; t < r->token_count; t++) {
     const rule_token* k = &r->tokens[t];
-    if (k->kind == TOKEN_LITERAL) f->min_length += (uint32_t) (k->length - (t == t0 ? r->name_offset : 0));
-    else if (k->kind != TOKEN_STAR && k->kind != TOKEN_ANY && k->kind != TOKEN_DIRECTORIES) f->min_length++;
+    if (k->kind == TOKEN_LITERAL) min_length += k->length - (t == t0 ? r->name_offset : 0);
+    else if (k->kind != TOKEN_STAR && k->kind != TOKEN_ANY && k->kind != TOKEN_DIRECTORIES) min_length++;
   }
+  f->min_length = min_length > UINT16_MAX ? UINT16_MAX : (uint16_t) min_length;
 }
 
 static size_t common_length(const char* a, size_t alen, const char* b, size_t blen)
@@ -469,11 +469,14 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
   }
   /* a cache line of its own for the start of the set */
   int total = scr_kvtree_size(descriptors);
-  int groups = (total + 7) / 8 * 2;   /* pairs of four (the screen takes two at a time) */
+  int groups = (total + RULES_FILTER_LANES - 1) / RULES_FILTER_LANES;
   size_t bytes = sizeof(scr_preload_ruleset) + (size_t) groups * sizeof(name_filters);
   scr_preload_ruleset* set = NULL;
   if (posix_memalign((void**) &set, 64, bytes) != 0) set = NULL;
-  if (set) memset(set, 0, bytes);
+  if (set) {
+    memset(set, 0, bytes);
+    set->screen_common_length = RULES_SCREEN_SCALAR;
+  }
   if (!set || (total && !(set->rules = calloc((size_t) total, sizeof(*set->rules))))) {
     free(set);
     return SCR_ERR_NOMEM;
@@ -505,17 +508,21 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
     }
     set->common_length = common;
     set->common_directory_length = directory;
+    if (set->common == set->common_inline) {
+      set->screen_common_length = (uint8_t) common;
+      set->screen_directory_length = (uint8_t) directory;
+    }
     for (int i = 0; i < set->count; i++) {
       const rule* r = &set->rules[i];
       if (r->prefix_length > common) set_add(&set->next, (unsigned char) r->text[common]);
       else set->next_any = 1;
     }
-    set->filter_groups = (set->count + 7) / 8 * 2;
+    set->filter_groups = (set->count + RULES_FILTER_LANES - 1) / RULES_FILTER_LANES;
     for (int g = 0; g < set->filter_groups; g++) {
       name_filters* lanes = &set->filters[g];
-      for (int k = 0; k < 4; k++) {
+      for (int k = 0; k < RULES_FILTER_LANES; k++) {
         name_filter f = { 1, 0, 0, 0, 0 };   /* no rule: (x & 0) != 1 */
-        int i = 4 * g + k;
+        int i = RULES_FILTER_LANES * g + k;
         if (i < set->count) rule_name_filter(&set->rules[i], &f);
         if (i < set->count && set->rules[i].name_spans) set->filters_pass = 1;
         lanes->prefix[k] = f.prefix;
@@ -531,7 +538,6 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
     set->common = set->common_inline;
     set->common_length = (size_t) -1;
     set->common_directory_length = (size_t) -1;
-    if (!set->common) rc = SCR_ERR_NOMEM;
   }
   if (rc != SCR_SUCCESS) {
     scr_preload_rules_free(&set);

@@ -17,15 +17,16 @@
  * right after an open+close, each 64-byte line of code run costs about 2 ns
  * and each call or taken branch about 1 ns more, while the arithmetic is
  * nearly free. So the path is read 64 bytes at a time (from its start,
- * unless that would cross into the next page: then the whole lines that
- * hold it), and its length, its last '/' and any "//" or "/." come out of
- * three bit masks; the rule set's
- * prefix is compared a word at a time; the helpers are inlined. Timed
- * right after an open+close, against the scan-then-compare it replaced
- * (three calls and a loop over words), with 10 rules: 5-12 ns instead of
- * 45-57 for a path outside the prefix, 25-33 instead of 75 for one inside.
- * Through the wrappers the gain is smaller (t/perf/preload-passthrough.sh:
- * 0.2-1.1% of an open+close or a stat). */
+ * unless that would cross into the next page: then, out of the hot code,
+ * the whole lines that hold it), and its length, its last '/', any "//" or
+ * "/." and how far it agrees with the rules' common prefix come out of four
+ * bit masks; the file name is filtered for eight rules at once; the blocks
+ * are laid out so that a path outside the prefix, or under it, runs
+ * straight through. Against the word-at-a-time prefix compare and the
+ * four-rule filter before it, averaged over eight placements of the code in
+ * its pages (t/perf/preload-layouts.sh, 10 rules): an open/stat/fopen loop
+ * on a path under the prefix went from 1.034 to 1.027 of libc's time, a
+ * relative one from 1.031 to 1.026, one outside from 1.021 to 1.020. */
 
 #define SCREEN_INLINE static inline __attribute__((always_inline))
 
@@ -39,6 +40,13 @@ SCREEN_INLINE uint64_t load64(const char* s)
 SCREEN_INLINE uint32_t load32(const char* s)
 {
   uint32_t w;
+  memcpy(&w, s, sizeof(w));
+  return w;
+}
+
+SCREEN_INLINE uint16_t load16(const char* s)
+{
+  uint16_t w;
   memcpy(&w, s, sizeof(w));
   return w;
 }
@@ -72,13 +80,20 @@ SCREEN_INLINE line_bits line_scan(const char* line)
   return bits;
 }
 
-/* the same for the 64 bytes from s on, which must lie in one page */
-SCREEN_INLINE line_bits line_scan_from(const char* s)
+/* the same for the 64 bytes from s on, which must lie in one page, and
+ * where they differ from the 64-byte aligned line `common` */
+SCREEN_INLINE line_bits line_scan_from(const char* s, const char* common, uint64_t* differ)
 {
   const __m128i* p = (const __m128i*) s;
+  const __m128i* c = (const __m128i*) common;
   __m128i v0 = _mm_loadu_si128(p), v1 = _mm_loadu_si128(p + 1), v2 = _mm_loadu_si128(p + 2),
           v3 = _mm_loadu_si128(p + 3);
   line_bits bits = { line_equal(v0, v1, v2, v3, 0), line_equal(v0, v1, v2, v3, '/'), line_equal(v0, v1, v2, v3, '.') };
+  uint64_t e0 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v0, _mm_load_si128(c)));
+  uint64_t e1 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v1, _mm_load_si128(c + 1)));
+  uint64_t e2 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v2, _mm_load_si128(c + 2)));
+  uint64_t e3 = (uint32_t) _mm_movemask_epi8(_mm_cmpeq_epi8(v3, _mm_load_si128(c + 3)));
+  *differ = ~(e0 | e1 << 16 | e2 << 32 | e3 << 48);
   return bits;
 }
 #else
@@ -108,7 +123,13 @@ SCREEN_INLINE line_bits line_scan(const char* line)
   return bits;
 }
 
-SCREEN_INLINE line_bits line_scan_from(const char* s) { return line_scan(s); }
+SCREEN_INLINE line_bits line_scan_from(const char* s, const char* common, uint64_t* differ)
+{
+  uint64_t equal = 0;
+  for (int i = 0; i < 8; i++) equal |= word_equal(load64(s + 8 * i) ^ load64(common + 8 * i), 0) << (8 * i);
+  *differ = ~equal;
+  return line_scan(s);
+}
 #endif
 
 /* 1 when a[0, n) and b[0, n) differ; whole words, the last one overlapping
@@ -131,22 +152,25 @@ SCREEN_INLINE int bytes_differ(const char* a, const char* b, size_t n)
 SCREEN_INLINE int name_may_match(const scr_preload_ruleset* ruleset, const char* name, size_t length)
 {
   /* "." and "..": the name of a directory, whose own name decides */
-  if (length <= 2 && (length == 0 || (name[0] == '.' && (length == 1 || name[1] == '.')))) return 1;
-  if (ruleset->filters_pass || length < 4) return ruleset->count > 0;
-  uint32_t first = load32(name), last = load32(name + length - 4);
-  uint32_t n = length > UINT32_MAX ? UINT32_MAX : (uint32_t) length;
-  filter_lanes firsts = { first, first, first, first }, lasts = { last, last, last, last }, lengths = { n, n, n, n };
-  filter_hits hits = { 0, 0, 0, 0 };
-  /* no branch per rule: a mispredicted branch costs more than the arithmetic;
-   * groups come in pairs, so that up to eight rules take no loop */
-  for (int g = 0; g < ruleset->filter_groups; g += 2) {
-    const name_filters* f = &ruleset->filters[g];
-    hits |= ((firsts & f[0].prefix_mask) == f[0].prefix) & ((lasts & f[0].suffix_mask) == f[0].suffix) &
-            (lengths >= f[0].min_length);
-    hits |= ((firsts & f[1].prefix_mask) == f[1].prefix) & ((lasts & f[1].suffix_mask) == f[1].suffix) &
-            (lengths >= f[1].min_length);
+  if (__builtin_expect(length <= 2, 0)) {
+    if (length == 0 || (name[0] == '.' && (length == 1 || name[1] == '.'))) return 1;
+    if (length < 2) return ruleset->count > 0;
   }
-  return (hits[0] | hits[1] | hits[2] | hits[3]) != 0;
+  if (__builtin_expect(ruleset->filters_pass, 0)) return ruleset->count > 0;
+  uint16_t first = load16(name), last = load16(name + length - 2);
+  uint16_t n = length > UINT16_MAX ? UINT16_MAX : (uint16_t) length;
+  filter_lanes firsts = { first, first, first, first, first, first, first, first };
+  filter_lanes lasts = { last, last, last, last, last, last, last, last };
+  filter_lanes lengths = { n, n, n, n, n, n, n, n };
+  filter_hits hits = { 0, 0, 0, 0, 0, 0, 0, 0 };
+  /* no branch per rule: a mispredicted branch costs more than the arithmetic */
+  const name_filters* f = ruleset->filters;
+  for (int g = 0; g < ruleset->filter_groups; g++, f++)
+    hits |= ((firsts & f->prefix_mask) == f->prefix) & ((lasts & f->suffix_mask) == f->suffix) &
+            (lengths >= f->min_length);
+  uint64_t half[2];
+  memcpy(half, &hits, sizeof(half));
+  return (half[0] | half[1]) != 0;
 }
 
 SCREEN_INLINE int exclude(const scr_preload_ruleset* ruleset, const char* path, size_t length, size_t name)
@@ -168,16 +192,44 @@ SCREEN_INLINE int exclude(const scr_preload_ruleset* ruleset, const char* path, 
   return SCR_PRELOAD_EXCLUDE_NONE;
 }
 
+/* exclude() out of the hot code: for a path near a page's end, and for a
+ * rule set whose common prefix does not fit its first line */
+static SCR_PRELOAD_COLD int exclude_cold(const scr_preload_ruleset* ruleset, const char* path, size_t length,
+                                         size_t name)
+{
+  return exclude(ruleset, path, length, name);
+}
+
+/* where an absolute path read from its start stands to the rules' common
+ * prefix: SCR_PRELOAD_EXCLUDE_NONE when it has all of it (its file name
+ * decides), else as exclude(). differ has bit i set where byte i of the
+ * path differs from byte i of the rule set's first line, whose common
+ * prefix holds no NUL, so a path that has all of it is no shorter. */
+SCREEN_INLINE int prefix_differing(const scr_preload_ruleset* ruleset, size_t length, uint64_t differ)
+{
+  size_t same = (size_t) __builtin_ctzll(differ | 1ull << 63);   /* bytes equal from the start */
+  size_t common = ruleset->screen_common_length, directory = ruleset->screen_directory_length;
+  if (same >= common) return SCR_PRELOAD_EXCLUDE_NONE;
+  /* in the common directory, or that directory itself */
+  return same >= directory || (same == length && length + 1 == directory) ? SCR_PRELOAD_EXCLUDE_FILE
+                                                                          : SCR_PRELOAD_EXCLUDE_ALL;
+}
+
 /* what the scan found decides: a relative path only by its file name, an
- * absolute one that normalizing would change only by the full lookup */
+ * absolute one by the common prefix first (or, when normalizing would
+ * change it, by the full lookup). differ as above, 0 when not known. One
+ * name filter for both, so that its code is in the hot lines once. */
 SCREEN_INLINE int screen_decide(const scr_preload_ruleset* rules, const char* path, size_t length, size_t name,
-                                int odd)
+                                int odd, uint64_t differ)
 {
   if (length == 0) return SCR_PRELOAD_EXCLUDE_ALL;
-  if (path[0] != '/')
-    return name_may_match(rules, path + name, length - name) ? SCR_PRELOAD_EXCLUDE_NONE : SCR_PRELOAD_EXCLUDE_FILE;
-  if (odd) return SCR_PRELOAD_EXCLUDE_NONE;
-  return exclude(rules, path, length, name);
+  if (__builtin_expect(path[0] == '/', 1)) {
+    if (__builtin_expect(odd, 0)) return SCR_PRELOAD_EXCLUDE_NONE;
+    if (__builtin_expect(!differ, 0)) return exclude_cold(rules, path, length, name);
+    int where = prefix_differing(rules, length, differ);
+    if (where != SCR_PRELOAD_EXCLUDE_NONE) return where;
+  }
+  return name_may_match(rules, path + name, length - name) ? SCR_PRELOAD_EXCLUDE_NONE : SCR_PRELOAD_EXCLUDE_FILE;
 }
 
 /* a path of 64 bytes or more: the general scan, out of the hot code */
@@ -186,10 +238,46 @@ static SCR_PRELOAD_COLD int screen_long(const scr_preload_ruleset* rules, const 
   size_t name;
   int odd;
   size_t length = scr_preload_path_scan(path, &name, &odd);
-  return screen_decide(rules, path, length, name, odd);
+  return screen_decide(rules, path, length, name, odd, 0);
 }
 
-/* reads the whole lines that hold the path, which a sanitizer would call an
+/* the scan of a path shorter than 64 bytes decides: bit i of each mask
+ * stands for its byte i, up to its NUL (the lowest bit of zero) */
+SCREEN_INLINE int screen_bits(const scr_preload_ruleset* rules, const char* path, uint64_t zero, uint64_t slash,
+                              uint64_t dot, uint64_t differ)
+{
+  size_t length = (size_t) __builtin_ctzll(zero);
+  uint64_t inside = (zero & -zero) - 1;
+  slash &= inside;
+  dot &= inside;
+  /* just past the last '/', 0 without one (no branch: both are common) */
+  size_t name = (size_t) (63 - __builtin_clzll(slash | 1)) + (slash != 0);
+  /* "//" or "/." anywhere, or a trailing '/' other than the root's */
+  int odd = ((slash & ((slash | dot) >> 1)) != 0) | ((length > 1) & (name == length));
+  return screen_decide(rules, path, length, name, odd, differ);
+}
+
+/* a path that starts in the last 63 bytes of a page, where only whole lines
+ * are sure to be readable: out of the hot code, as 1 in 64 are */
+static SCR_PRELOAD_COLD __attribute__((no_sanitize_address)) int screen_near_page_end(const scr_preload_ruleset* rules,
+                                                                                    const char* path)
+{
+  unsigned skip = (unsigned) ((uintptr_t) path & 63);
+  line_bits line = line_scan(path - skip);
+  uint64_t zero = line.zero >> skip, slash = line.slash >> skip, dot = line.dot >> skip;
+  if (!zero) {
+    /* the path goes on into the next line, which is therefore readable;
+     * its bytes follow the 64 - skip of this one (none when skip is 0) */
+    line_bits next = line_scan(path - skip + 64);
+    zero |= (next.zero << 1) << (63 - skip);
+    slash |= (next.slash << 1) << (63 - skip);
+    dot |= (next.dot << 1) << (63 - skip);
+    if (!zero) return screen_long(rules, path);
+  }
+  return screen_bits(rules, path, zero, slash, dot, 0);
+}
+
+/* reads 64 bytes from the path's start, which a sanitizer would call an
  * overflow of the string (the bytes past the NUL are never used) */
 __attribute__((no_sanitize_address)) SCR_PRELOAD_HOT int scr_preload_lookup_screen(const scr_preload_ruleset* rules,
                                                                                   const char* path)
@@ -197,37 +285,15 @@ __attribute__((no_sanitize_address)) SCR_PRELOAD_HOT int scr_preload_lookup_scre
   /* libc declares the paths nonnull; applications do pass NULL */
   __asm__("" : "+r"(path));
   if (__builtin_expect(!path, 0)) return SCR_PRELOAD_EXCLUDE_ALL;
-  uintptr_t address = (uintptr_t) path;
-  uint64_t zero, slash, dot;
-  if (__builtin_expect((address & 4095) <= 4096 - 64, 1)) {
-    /* the 64 bytes from the path's start at once: one scan for any path
-     * shorter than that, wherever it starts in its line */
-    line_bits line = line_scan_from(path);
-    zero = line.zero, slash = line.slash, dot = line.dot;
-    if (__builtin_expect(!zero, 0)) return screen_long(rules, path);
-  } else {
-    /* near the end of a page only whole lines are sure to be readable */
-    unsigned skip = (unsigned) (address & 63);
-    line_bits line = line_scan(path - skip);
-    zero = line.zero >> skip, slash = line.slash >> skip, dot = line.dot >> skip;
-    if (!zero) {
-      /* the path goes on into the next line, which is therefore readable;
-       * its bytes follow the 64 - skip of this one (none when skip is 0) */
-      line_bits next = line_scan(path - skip + 64);
-      zero |= (next.zero << 1) << (63 - skip);
-      slash |= (next.slash << 1) << (63 - skip);
-      dot |= (next.dot << 1) << (63 - skip);
-      if (!zero) return screen_long(rules, path);
-    }
-  }
-  size_t length = (size_t) __builtin_ctzll(zero);
-  uint64_t inside = (zero & -zero) - 1;
-  slash &= inside;
-  dot &= inside;
-  size_t name = slash ? (size_t) (64 - __builtin_clzll(slash)) : 0;
-  /* "//" or "/." anywhere, or a trailing '/' other than the root's */
-  int odd = (slash & ((slash | dot) >> 1)) != 0 || (length > 1 && name == length);
-  return screen_decide(rules, path, length, name, odd);
+  if (__builtin_expect(((uintptr_t) path & 4095) > 4096 - 64, 0)) return screen_near_page_end(rules, path);
+  /* one scan for any path shorter than 64 bytes, wherever it starts in its
+   * line, and its compare with the rules' common prefix */
+  uint64_t differ;
+  line_bits line = line_scan_from(path, rules->common_inline, &differ);
+  if (__builtin_expect(!line.zero, 0)) return screen_long(rules, path);
+  /* a rule set whose common prefix does not fit its first line */
+  if (__builtin_expect(rules->screen_common_length == RULES_SCREEN_SCALAR, 0)) differ = 0;
+  return screen_bits(rules, path, line.zero, line.slash, line.dot, differ);
 }
 
 int scr_preload_rules_name_may_match(const scr_preload_ruleset* ruleset, const char* name, size_t length)
