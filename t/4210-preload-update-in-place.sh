@@ -71,6 +71,32 @@ test_expect_success 'a temporary directory renamed by rank 0 after a checkpoint:
   test \"\$(cat $PREFIX/got.2)\" = 'rank 2' && test \"\$(cat $PREFIX/got.3)\" = 'rank 3'
 "
 
+test_expect_success 'a flushed temporary directory renamed: its copy on the prefix directory moves, no byte is copied again' "
+  fresh_start && printf '%s\\n' 'PRELOAD=ckpt.tmp/rank_{rank}.dat' 'PRELOAD=ckpt.{step}/rank_{rank}.dat' \
+    >$PREFIX/.scrconf &&
+  SCR_FLUSH=1 ops dirflush.out mkdir@0:ckpt.tmp write:ckpt.tmp/rank_%d.dat rename@0:ckpt.tmp=ckpt.5 &&
+  expect_grep 'its flushed copy was moved with it' dirflush.out.err &&
+  ! grep -q 'flushed again' dirflush.out.err &&
+  test \"\$(cat $PREFIX/ckpt.5/rank_3.dat)\" = 'rank 3' && ! test -e $PREFIX/ckpt.tmp &&
+  scr_index --prefix $PREFIX --list >index.out && expect_grep 'ckpt.5' index.out && ! grep -q 'ckpt.tmp' index.out
+"
+
+test_expect_success 'all nodes lost: the moved checkpoint is fetched from the prefix directory under its new name' "
+  cluster_renew node0 node1 node2 node3 &&
+  ops dirflush.fetch read:ckpt.5/rank_%d.dat &&
+  expect_grep '^read ckpt.5/rank_0.dat: 7 ok\$' dirflush.fetch && expect_grep 'fetched from' dirflush.fetch.err
+"
+
+test_expect_success 'a file of a flushed checkpoint renamed: the old name is gone, on the prefix directory too' "
+  fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
+  SCR_FLUSH=1 ops filemv.out write:ckpt.1/rank_%d.dat rename:ckpt.1/rank_%d.dat=ckpt.1/final_%d.dat \
+    stat:ckpt.1/rank_%d.dat stat:ckpt.1/final_%d.dat &&
+  expect_grep '^stat ckpt.1/rank_0.dat: -1 No such file or directory\$' filemv.out &&
+  expect_grep '^stat ckpt.1/final_0.dat: 7 ok\$' filemv.out &&
+  ! test -e $PREFIX/ckpt.1/rank_1.dat && test \"\$(cat $PREFIX/ckpt.1/final_1.dat)\" = 'rank 1' &&
+  expect_grep 'its flushed copy was moved with it' filemv.out.err
+"
+
 test_expect_success 'a change not yet encoded (another rank holds a file open) is never rebuilt from the old redundancy' "
   fresh_start &&
   ! ops held.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat hold@4:ckpt.1/rank_4.dat inplace@2:ckpt.1/rank_2.dat \

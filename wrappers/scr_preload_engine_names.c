@@ -64,6 +64,15 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
     /* the copy under the old name on the prefix directory goes, as with a real rename */
     const char* old_orig = scr_kvtree_get_val(entry, "ORIG");
     if (list && old_orig && scr_flush_is_flushed(dataset)) unlink(old_orig);
+    /* a file of a flushed dataset: its copy there moves, as the file would on
+     * a file system (the old name would show it still), and need not be
+     * copied again (scr_flush_dataset_again) */
+    char* flushed_copy = !list && scr_flush_is_flushed(dataset) ? scr_flush_destination(entry) : NULL;
+    char* new_copy = flushed_copy ? scr_path_join(scr.prefix, relpath) : NULL;
+    if (new_copy && strcmp(flushed_copy, new_copy) != 0 && rename(flushed_copy, new_copy) != 0 && errno != ENOENT)
+      scr_warn("cannot move %s to %s after the cached file was renamed: %s", flushed_copy, new_copy, strerror(errno));
+    free(new_copy);
+    free(flushed_copy);
     scr_kvtree_unset(entries, cache_from);
     scr_kvtree_set_kv(moved, "ORIG", to->path);
     scr_kvtree_set_kv(moved, "RELPATH", relpath);

@@ -52,7 +52,8 @@
 static struct update_dataset {
   int id;
   int open;                 /* descriptors of its files open for update */
-  int changed;              /* some byte changed since its redundancy was encoded */
+  int changed;              /* some byte or name changed since its redundancy was encoded */
+  int rewritten;            /* some byte: not only names (a flushed copy moved along holds the rest) */
 } *updates = NULL;
 static size_t update_count = 0, update_capacity = 0;
 
@@ -68,7 +69,7 @@ static struct update_dataset* update_find(int id, int make)
     updates = grown;
     update_capacity = capacity;
   }
-  updates[update_count] = (struct update_dataset) { id, 0, 0 };
+  updates[update_count] = (struct update_dataset) { id, 0, 0, 0 };
   return &updates[update_count++];
 }
 
@@ -198,6 +199,7 @@ struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, c
 static void update_changed(struct update_dataset* u, struct scr_engine_file* f, scr_kvtree* meta, uint64_t size)
 {
   u->changed = 1;
+  u->rewritten = 1;
   scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, f->dataset), STALE_KEY, 1);
   scr_kvtree_set_kv_uint64(meta, "SIZE", size);
   if (!scr_kvtree_get_val(meta, "CRC") && !scr.crc_on_copy) return;
@@ -389,7 +391,7 @@ static void update_rename(int id, scr_kvtree* desc)
   scr_dataset_set_name(desc, name);
 }
 
-static void update_reprotect(int id)
+static void update_reprotect(int id, int rewritten)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
@@ -422,7 +424,10 @@ static void update_reprotect(int id)
     int marked = scr.rank != 0 || scr_index_file_update(scr.prefix, update_index_incomplete, &id) == SCR_SUCCESS;
     flush = scr_mpi_all_true(marked, scr.comm_world);
   }
-  int reflushed = flush && scr_flush_dataset(id) == SCR_SUCCESS;
+  /* only renamed: the program's rename moved the flushed copies along */
+  rewritten = !scr_mpi_all_true(!rewritten, scr.comm_world);
+  uint64_t copied = 1;
+  int reflushed = flush && (rewritten ? scr_flush_dataset(id) : scr_flush_dataset_again(id, &copied)) == SCR_SUCCESS;
   if (scr.rank != 0) return;
   if (!encoded)
     scr_err("dataset %d was changed in place and its redundancy could not be encoded again: nothing will be "
@@ -434,7 +439,8 @@ static void update_reprotect(int id)
     scr_warn("dataset %d was changed in place after it was flushed: the prefix directory keeps it as it was", id);
   if (encoded)
     scr_info("preload: dataset %d was changed in place: its redundancy was encoded again%s in %.3f s", id,
-             reflushed ? " and it was flushed again" : "", scr_log_seconds() - start);
+             !reflushed ? "" : copied == 0 ? " and its flushed copy was moved with it"
+                                           : " and it was flushed again", scr_log_seconds() - start);
 }
 
 /* the newest changed dataset below `below` that no descriptor on this
@@ -477,7 +483,7 @@ void scr_engine_update_reprotect(void)
     }
     /* a rank still changing it: the next meeting point */
     if (!scr_mpi_all_true(!u || u->open == 0, scr.comm_world)) continue;
-    update_reprotect(id);
+    update_reprotect(id, !u || u->rewritten);
     update_forget(id);
   }
 }
@@ -498,5 +504,6 @@ void scr_engine_update_adopt(int id)
   if (dirty) scr_cache_save_filemap();
   if (!update_is_stale(id)) return;
   struct update_dataset* u = update_find(id, 1);
-  if (u) u->changed = 1;
+  /* what changed, the run before knew */
+  if (u) u->changed = u->rewritten = 1;
 }

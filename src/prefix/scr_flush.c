@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "scr_error.h"
 #include "scr_log.h"
@@ -68,6 +69,29 @@ scr_kvtree* scr_flush_rank2file_start(int id, scr_kvtree* rank2file)
   return mine;
 }
 
+/* A copy on the prefix directory is known by its device, inode and change
+ * of contents: a rename there (the program's own, of the dataset's
+ * directory or of a file) keeps all three, while a file written anew at
+ * that path, or rewritten, has another inode or time. */
+#define SCR_FLUSH_KEY_COPY "FLUSHED_COPY"
+
+static int scr_flush_copy_identity(const char* path, char* text, size_t size)
+{
+  struct stat st;
+  if (stat(path, &st) != 0) return 0;
+  snprintf(text, size, "%llu:%llu:%lld.%09ld", (unsigned long long) st.st_dev, (unsigned long long) st.st_ino,
+           (long long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
+  return 1;
+}
+
+/* 1 when dst is the copy this file's last flush made, moved there since */
+static int scr_flush_copy_is_in_place(const scr_kvtree* meta, const char* dst)
+{
+  const char* recorded = scr_kvtree_get_val(meta, SCR_FLUSH_KEY_COPY);
+  char now[96];
+  return recorded && scr_flush_copy_identity(dst, now, sizeof(now)) && strcmp(recorded, now) == 0;
+}
+
 int scr_flush_check_copy(int id, const char* src, const char* dst, scr_kvtree* meta, int rc, uint64_t size,
                          uint32_t crc, scr_kvtree* mine)
 {
@@ -96,6 +120,11 @@ int scr_flush_check_copy(int id, const char* src, const char* dst, scr_kvtree* m
       scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
       scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
     }
+    char identity[96];
+    if (strcmp(src, dst) != 0 && scr_flush_copy_identity(dst, identity, sizeof(identity)))
+      scr_kvtree_set_kv(meta, SCR_FLUSH_KEY_COPY, identity);
+    else
+      scr_kvtree_unset(meta, SCR_FLUSH_KEY_COPY);
   }
   return ok;
 }
@@ -117,8 +146,10 @@ void scr_flush_copy_attached(int id)
 
 /* copy this rank's files; fills rank2file RANK/<rank>/... ; returns 1 on
  * success. retry: an earlier flush of the dataset was interrupted, and may
- * have left temporary copies beside the files. */
-static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry)
+ * have left temporary copies beside the files. *moved (when not NULL): a
+ * file whose earlier copy now lies at its destination, moved there with it,
+ * is taken as it is, and counted there; its bytes are those of the cache. */
+static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64_t* moved)
 {
   int ok = 1;
   scr_kvtree* mine = scr_flush_rank2file_start(id, rank2file);
@@ -131,12 +162,21 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry)
     uint64_t size = 0;
     int rc;
     if (!dst) { ok = 0; break; }
-    if (retry) scr_io_remove_stale_copies(dst);
-    if (strcmp(src, dst) == 0) {
-      /* cache bypass: the file already is where it belongs */
-      rc = scr.crc_on_flush ? scr_io_crc32_file(src, &crc, &size) : scr_io_file_size(src, &size);
+    const char* recorded = scr_kvtree_get_val(meta, "CRC");
+    if (moved && (recorded || !scr.crc_on_flush) && scr_flush_copy_is_in_place(meta, dst)) {
+      /* what check_copy then compares with the filemap is the filemap's */
+      scr_kvtree_get_uint64(meta, "SIZE", &size);
+      crc = recorded ? (uint32_t) strtoul(recorded, NULL, 16) : 0;
+      rc = SCR_SUCCESS;
+      (*moved)++;
     } else {
-      rc = scr_io_copy_file(src, dst, 0755, &crc, &size);
+      if (retry) scr_io_remove_stale_copies(dst);
+      if (strcmp(src, dst) == 0) {
+        /* cache bypass: the file already is where it belongs */
+        rc = scr.crc_on_flush ? scr_io_crc32_file(src, &crc, &size) : scr_io_file_size(src, &size);
+      } else {
+        rc = scr_io_copy_file(src, dst, 0755, &crc, &size);
+      }
     }
     ok = scr_flush_check_copy(id, src, dst, meta, rc, size, crc, mine);
     free(dst);
@@ -226,7 +266,8 @@ int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start)
   return rc;
 }
 
-int scr_flush_dataset(int id)
+/* the synchronous flush; moved as scr_flush_copy_files' */
+static int scr_flush_dataset_copying(int id, uint64_t* moved)
 {
   /* one flush at a time: a background one is finished first (even of this
    * dataset: it may have copied bytes that changed since) */
@@ -237,8 +278,22 @@ int scr_flush_dataset(int id)
   int rc = scr_flush_prepare(id);
   if (rc != SCR_SUCCESS) return rc;
   scr_kvtree* rank2file = scr_kvtree_new();
-  int ok = scr_flush_copy_files(id, rank2file, retry);
+  int ok = scr_flush_copy_files(id, rank2file, retry, moved);
   rc = scr_flush_finish(id, ok, rank2file, start);
   scr_kvtree_delete(&rank2file);
+  return rc;
+}
+
+int scr_flush_dataset(int id)
+{
+  return scr_flush_dataset_copying(id, NULL);
+}
+
+int scr_flush_dataset_again(int id, uint64_t* copied)
+{
+  uint64_t files = (uint64_t) scr_kvtree_size(scr_filemap_get_files(scr.filemap, id, scr.rank)), moved = 0;
+  int rc = scr_flush_dataset_copying(id, &moved);
+  uint64_t mine = files - moved;
+  MPI_Allreduce(&mine, copied, 1, MPI_UINT64_T, MPI_SUM, scr.comm_world);
   return rc;
 }

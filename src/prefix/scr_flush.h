@@ -12,6 +12,13 @@ int scr_flush_is_due(int id);
 /* collective synchronous flush; SCR_SUCCESS when the dataset is complete on the prefix */
 int scr_flush_dataset(int id);
 
+/* collective: the dataset flushed again after its files were renamed, the
+ * program's own rename having moved their copies on the prefix directory:
+ * a file whose copy there is the one flushed before (same device, inode
+ * and modification time) is recorded as it is, the others are copied.
+ * *copied: how many files were copied, over all ranks. */
+int scr_flush_dataset_again(int id, uint64_t* copied);
+
 /* 1 if this rank's filemap says the dataset is on the prefix directory */
 int scr_flush_is_flushed(int id);
 
