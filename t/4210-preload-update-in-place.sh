@@ -61,14 +61,32 @@ for scheme in XOR PARTNER; do
   "
 done
 
-test_expect_success 'a temporary directory renamed by rank 0 after a checkpoint: the rebuilt files are at the new names' "
-  fresh_start && printf '%s\\n' 'PRELOAD=ckpt.tmp/rank_{rank}.dat' 'PRELOAD=ckpt.{step}/rank_{rank}.dat' \
-    >$PREFIX/.scrconf &&
-  ops dirmv.out mkdir@0:ckpt.tmp write:ckpt.tmp/rank_%d.dat rename@0:ckpt.tmp=ckpt.5 read:ckpt.5/rank_%d.dat &&
-  expect_grep '^read ckpt.5/rank_0.dat: 7 ok\$' dirmv.out &&
-  lose node1 && ops dirmv.lost copy@2:ckpt.5/rank_2.dat=got.2 copy@3:ckpt.5/rank_3.dat=got.3 &&
-  expect_grep 'rebuilt the lost parts' dirmv.lost.err &&
-  test \"\$(cat $PREFIX/got.2)\" = 'rank 2' && test \"\$(cat $PREFIX/got.3)\" = 'rank 3'
+for scheme in XOR RS PARTNER; do
+  export SCR_COPY_TYPE=$scheme
+  case $scheme in
+    PARTNER) renamed='was renamed: its redundancy was encoded again' ;;
+    *) renamed='was renamed: its redundancy took the new names' ;;
+  esac
+
+  test_expect_success "$scheme: a temporary directory renamed by rank 0 after a checkpoint: the rebuilt files are at the new names" "
+    fresh_start && printf '%s\\n' 'PRELOAD=ckpt.tmp/rank_{rank}.dat' 'PRELOAD=ckpt.{step}/rank_{rank}.dat' \
+      >$PREFIX/.scrconf &&
+    ops dirmv.out mkdir@0:ckpt.tmp write:ckpt.tmp/rank_%d.dat rename@0:ckpt.tmp=ckpt.5 read:ckpt.5/rank_%d.dat &&
+    expect_grep '^read ckpt.5/rank_0.dat: 7 ok\$' dirmv.out && expect_grep '$renamed' dirmv.out.err &&
+    lose node1 && ops dirmv.lost copy@2:ckpt.5/rank_2.dat=got.2 copy@3:ckpt.5/rank_3.dat=got.3 &&
+    expect_grep 'rebuilt the lost parts' dirmv.lost.err &&
+    test \"\$(cat $PREFIX/got.2)\" = 'rank 2' && test \"\$(cat $PREFIX/got.3)\" = 'rank 3'
+  "
+done
+export SCR_COPY_TYPE=XOR
+
+test_expect_success 'files renamed out of the order their parity was computed in: a lost node still rebuilds each one' "
+  fresh_start && echo 'PRELOAD=ckpt.{step}/* FILES=2' >$PREFIX/.scrconf &&
+  ops order.out write:ckpt.1/b_%d.dat copy:.scrconf=ckpt.1/c_%d.dat rename:ckpt.1/c_%d.dat=ckpt.1/a_%d.dat &&
+  expect_grep 'was renamed: its redundancy took the new names' order.out.err &&
+  lose node1 && ops order.lost copy@2:ckpt.1/a_2.dat=got.a copy@2:ckpt.1/b_2.dat=got.b &&
+  expect_grep 'rebuilt the lost parts' order.lost.err &&
+  test_cmp $PREFIX/.scrconf $PREFIX/got.a && test \"\$(cat $PREFIX/got.b)\" = 'rank 2'
 "
 
 test_expect_success 'a flushed temporary directory renamed: its copy on the prefix directory moves, no byte is copied again' "

@@ -73,6 +73,9 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
       scr_warn("cannot move %s to %s after the cached file was renamed: %s", flushed_copy, new_copy, strerror(errno));
     free(new_copy);
     free(flushed_copy);
+    /* the name its dataset's redundancy knows it by, until that is encoded again */
+    if (!list && !scr_kvtree_get_val(moved, SCR_FILEMAP_KEY_REDUNDANCY_PATH))
+      scr_kvtree_set_kv(moved, SCR_FILEMAP_KEY_REDUNDANCY_PATH, cache_from);
     scr_kvtree_unset(entries, cache_from);
     scr_kvtree_set_kv(moved, "ORIG", to->path);
     scr_kvtree_set_kv(moved, "RELPATH", relpath);

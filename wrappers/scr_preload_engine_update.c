@@ -409,8 +409,13 @@ static void update_reprotect(int id, int rewritten)
   long long ckpt = 0;
   scr_kvtree_get_int(desc, "CKPT", &ckpt);
   double start = scr_log_seconds();
-  /* collective, and agreed: a failure leaves the redundancy marked stale */
-  int encoded = scr_redundancy_apply(id, scr_reddesc_select((int) ckpt, scr_dataset_get_flags(desc))) == SCR_SUCCESS;
+  /* only renamed (no rank changed a byte): the parity stays, its header
+   * takes the new names; else, or when that fails, it is encoded anew.
+   * Collective, and agreed: a failure leaves the redundancy marked stale */
+  rewritten = !scr_mpi_all_true(!rewritten, scr.comm_world);
+  const struct scr_reddesc* reddesc = scr_reddesc_select((int) ckpt, scr_dataset_get_flags(desc));
+  int renamed = !rewritten && scr_redundancy_rename(id, reddesc) == SCR_SUCCESS;
+  int encoded = renamed || scr_redundancy_apply(id, reddesc) == SCR_SUCCESS;
   if (encoded) scr_kvtree_unset(dset, STALE_KEY);
   int newest = id == scr_cache_newest_checkpoint();
   int flushed = scr_mpi_all_true(scr_flush_is_flushed(id), scr.comm_world);
@@ -425,7 +430,6 @@ static void update_reprotect(int id, int rewritten)
     flush = scr_mpi_all_true(marked, scr.comm_world);
   }
   /* only renamed: the program's rename moved the flushed copies along */
-  rewritten = !scr_mpi_all_true(!rewritten, scr.comm_world);
   uint64_t copied = 1;
   int reflushed = flush && (rewritten ? scr_flush_dataset(id) : scr_flush_dataset_again(id, &copied)) == SCR_SUCCESS;
   if (scr.rank != 0) return;
@@ -438,7 +442,9 @@ static void update_reprotect(int id, int rewritten)
   else if (flushed && !newest)
     scr_warn("dataset %d was changed in place after it was flushed: the prefix directory keeps it as it was", id);
   if (encoded)
-    scr_info("preload: dataset %d was changed in place: its redundancy was encoded again%s in %.3f s", id,
+    scr_info("preload: dataset %d was %s: its redundancy %s%s in %.3f s", id,
+             rewritten ? "changed in place" : "renamed",
+             renamed ? "took the new names" : "was encoded again",
              !reflushed ? "" : copied == 0 ? " and its flushed copy was moved with it"
                                            : " and it was flushed again", scr_log_seconds() - start);
 }

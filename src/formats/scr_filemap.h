@@ -23,6 +23,8 @@
  *        open for update n times; BEFORE_*: its size and change time, "s.ns"
  *        (and CRC, when that time was too recent for a coarse clock to tell
  *        a change by), as it was last known whole: unchanged since, it is)
+ *                                            /REDPATH: the cache path its dataset's
+ *        redundancy knows it by, when it was renamed since that was encoded
  *   DSET/<id>/RANK/<rank>/REDFILE/<cache path>/SIZE, CRC    redundancy data
  *   DSET/<id>/RANK/<rank>/ATTACHED/<cache path>/ORIG, RELPATH, SIZE, CRC
  *        files the preload layer attached to the complete dataset (a pointer
@@ -34,6 +36,7 @@
 #define SCR_FILEMAP_KEY_BEFORE_SIZE "BEFORE_SIZE"
 #define SCR_FILEMAP_KEY_BEFORE_CTIME "BEFORE_CTIME"
 #define SCR_FILEMAP_KEY_BEFORE_CRC "BEFORE_CRC"
+#define SCR_FILEMAP_KEY_REDUNDANCY_PATH "REDPATH"
 
 /* "<cntl_dir>/filemap_<rank>.scr", malloc'd */
 char* scr_filemap_path(const char* cntl_dir, int rank);

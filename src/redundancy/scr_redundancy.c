@@ -206,6 +206,7 @@ static int scr_redundancy_encode(int id, const struct scr_reddesc* d)
     scr_kvtree* meta = scr_kvtree_get(scr_filemap_get_files(scr.filemap, id, scr.rank),
                                       scr_kvtree_elem_key(f));
     scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_REDUNDANCY_PATH);
   }
   scr_kvtree* all_crcs = scr_kvtree_new();
   scr_redundancy_allgather(crcs, all_crcs, d->set_comm);
@@ -234,6 +235,134 @@ static int scr_redundancy_encode(int id, const struct scr_reddesc* d)
   scr_kvtree_delete(&mine);
   scr_kvtree_delete(&files);
   return ok;
+}
+
+/* this rank's member of the header, with each file under the name it has
+ * now, in the order the parity was computed in; NULL when a file is gone,
+ * new, or not what was encoded (size, CRC) */
+static scr_kvtree* scr_redundancy_member_renamed(int id, const scr_kvtree* member, int index)
+{
+  scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
+  int count = scr_kvtree_size(scr_kvtree_get(member, "FILE"));
+  if (count != scr_kvtree_size(files)) return NULL;
+  scr_kvtree* tree = scr_kvtree_new();
+  scr_kvtree* me = scr_kvtree_add_kv_int(tree, "MEMBER", index);
+  scr_kvtree_set_kv_int(me, "RANK", scr.rank);
+  scr_kvtree_set_kv_int(me, "FILES", count);
+  int found = 0;
+  for (int i = 0; i < count; i++) {
+    scr_kvtree* old = scr_kvtree_get_kv_int(member, "FILE", i);
+    const char* known = scr_kvtree_get_val(old, "PATH");
+    for (scr_kvtree_elem* e = scr_kvtree_first(files); e && known; e = scr_kvtree_next(e)) {
+      scr_kvtree* meta = scr_kvtree_elem_tree(e);
+      const char* was = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_REDUNDANCY_PATH);
+      if (strcmp(was ? was : scr_kvtree_elem_key(e), known) != 0) continue;
+      uint64_t size = 0, encoded = 0;
+      scr_kvtree_get_uint64(meta, "SIZE", &size);
+      scr_kvtree_get_uint64(old, "SIZE", &encoded);
+      const char* crc = scr_kvtree_get_val(meta, "CRC");
+      const char* encoded_crc = scr_kvtree_get_val(old, "CRC");
+      if (size != encoded || !crc || !encoded_crc || strcmp(crc, encoded_crc) != 0) break;
+      scr_kvtree* f = scr_kvtree_add_kv_int(me, "FILE", i);
+      scr_kvtree_set_kv(f, "PATH", scr_kvtree_elem_key(e));
+      scr_kvtree_set_kv(f, "ORIG", scr_kvtree_get_val(meta, "ORIG"));
+      scr_kvtree_set_kv(f, "RELPATH", scr_kvtree_get_val(meta, "RELPATH"));
+      scr_kvtree_set_kv_uint64(f, "SIZE", size);
+      scr_kvtree_set_kv(f, "CRC", crc);
+      found++;
+      break;
+    }
+  }
+  if (found != count) scr_kvtree_delete(&tree);
+  return tree;
+}
+
+/* 1 when the header was written by d's scheme, with this rank as member index */
+static int scr_redundancy_header_is_of(const scr_kvtree* header, const struct scr_reddesc* d)
+{
+  scr_kvtree* record = scr_kvtree_new();
+  scr_reddesc_record(d, record);
+  const scr_kvtree* recorded = scr_kvtree_get(header, "REDDESC");
+  size_t length = scr_kvtree_pack_size(record);
+  int same = recorded && scr_kvtree_pack_size(recorded) == length;
+  char* packed = same ? malloc(2 * length) : NULL;
+  if (packed) {
+    scr_kvtree_pack(record, packed);
+    scr_kvtree_pack(recorded, packed + length);
+  }
+  same = packed && memcmp(packed, packed + length, length) == 0;
+  free(packed);
+  scr_kvtree_delete(&record);
+  return same;
+}
+
+/* the parity file's header replaced by header (its parity bytes, the first
+ * k*chunk, stay) and registered anew; 1 on success */
+static int scr_redundancy_rewrite_header(int id, const char* path, uint64_t parity_bytes, const scr_kvtree* header)
+{
+  size_t len = scr_kvtree_pack_size(header);
+  unsigned char* buf = malloc(len + 16);
+  int fd = buf ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+  int ok = fd >= 0 && ftruncate(fd, (off_t) parity_bytes) == 0;
+  if (ok) {
+    scr_kvtree_pack(header, buf);
+    uint64_t trailer[2] = { len, SCR_PARITY_MAGIC };
+    memcpy(buf + len, trailer, 16);
+    ok = scr_io_pwrite_full(fd, buf, len + 16, (off_t) parity_bytes) == (ssize_t) (len + 16) && fsync(fd) == 0;
+  }
+  if (fd >= 0 && close(fd) != 0) ok = 0;
+  free(buf);
+  uint32_t crc = 0;
+  uint64_t size = 0;
+  ok = ok && scr_io_crc32_file(path, &crc, &size) == SCR_SUCCESS;
+  if (ok) scr_redundancy_register(id, path, size, crc);
+  else scr_err("cannot write the new header of redundancy file %s: %s", path, strerror(errno));
+  return ok;
+}
+
+/* the names in this rank's parity file for dataset id made those its files
+ * have now; 1 on success (collective over the set) */
+static int scr_redundancy_rename_part(int id, const struct scr_reddesc* d)
+{
+  scr_kvtree* r = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK", scr.rank);
+  scr_kvtree_elem* redfile = scr_kvtree_first(scr_kvtree_get(r, "REDFILE"));
+  const char* path = redfile ? scr_kvtree_elem_key(redfile) : NULL;
+  scr_kvtree* header = scr_kvtree_new();
+  scr_kvtree* mine = NULL;
+  int ok = path && scr_kvtree_size(scr_kvtree_get(r, "REDFILE")) == 1 &&
+           scr_redundancy_read_header(path, header) == SCR_SUCCESS && scr_redundancy_header_is_of(header, d);
+  scr_kvtree* member = scr_kvtree_get_kv_int(scr_kvtree_get(header, "SET"), "MEMBER", d->set_rank);
+  if (ok) ok = (mine = scr_redundancy_member_renamed(id, member, d->set_rank)) != NULL;
+  ok = scr_mpi_all_true(ok, d->set_comm);
+  scr_kvtree* all = scr_kvtree_new();
+  if (ok) {
+    scr_redundancy_allgather(mine, all, d->set_comm);
+    scr_kvtree_set(scr_kvtree_get(header, "SET"), "MEMBER", scr_kvtree_copy(scr_kvtree_get(all, "MEMBER")));
+    scr_kvtree_set(header, "DSETDESC",
+                   scr_kvtree_copy(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC")));
+    uint64_t chunk = 0;
+    scr_kvtree_get_uint64(header, "CHUNK", &chunk);
+    int k = d->type == SCR_COPY_RS ? d->set_failures : 1;
+    ok = chunk > 0 && scr_redundancy_rewrite_header(id, path, (uint64_t) k * chunk, header);
+  }
+  if (ok)
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
+         e = scr_kvtree_next(e))
+      scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH);
+  scr_kvtree_delete(&all);
+  scr_kvtree_delete(&mine);
+  scr_kvtree_delete(&header);
+  return ok;
+}
+
+int scr_redundancy_rename(int id, const struct scr_reddesc* d)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  int parity = d->type == SCR_COPY_XOR || d->type == SCR_COPY_RS;
+  if (!scr_mpi_all_true(parity && dset, scr.comm_world)) return SCR_ERR_INVALID;
+  int ok = scr_redundancy_rename_part(id, d);
+  ok = scr_mpi_all_true(ok && scr_cache_save_filemap() == SCR_SUCCESS, scr.comm_world);
+  return ok ? SCR_SUCCESS : SCR_ERR_IO;
 }
 
 int scr_redundancy_apply(int id, const struct scr_reddesc* d)

@@ -8,6 +8,14 @@
 /* collective over world: apply desc to dataset id (records it in the filemap) */
 int scr_redundancy_apply(int id, const struct scr_reddesc* desc);
 
+/* collective over world: dataset id, encoded with desc (XOR or RS), had
+ * files renamed since, their bytes unchanged (the filemap keeps the old
+ * cache path as REDPATH): the parity files' headers get the new names, in
+ * the order the parity was computed in, without reading the data.
+ * SCR_SUCCESS, or an error when any rank cannot (another scheme, a file
+ * gone, new or changed): then scr_redundancy_apply encodes it anew. */
+int scr_redundancy_rename(int id, const struct scr_reddesc* desc);
+
 /* 1 if this rank's files of the dataset and its redundancy files are intact */
 int scr_redundancy_check_local(int id);
 
