@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "scr.h"
 #include "scr_error.h"
 #include "scr_log.h"
@@ -103,15 +104,25 @@ static char* scr_redundancy_parity_path(int id, int index, int n, int set_id, co
 }
 
 /* parity file: k*chunk parity bytes, then the packed header, then 16 bytes of
- * trailer (header length, magic) so a reader finds the header from the end */
-static int scr_redundancy_write_header(struct scr_stream* parity, uint64_t at, const scr_kvtree* h)
+ * trailer (header length, magic) so a reader finds the header from the end;
+ * the header and trailer, malloc'd, *length bytes */
+static unsigned char* scr_redundancy_pack_header(const scr_kvtree* h, size_t* length)
 {
   size_t len = scr_kvtree_pack_size(h);
   unsigned char* buf = malloc(len + 16);
+  if (!buf) return NULL;
   scr_kvtree_pack(h, buf);
   uint64_t trailer[2] = { len, SCR_PARITY_MAGIC };
   memcpy(buf + len, trailer, 16);
-  int rc = scr_stream_write(parity, at, buf, len + 16);
+  *length = len + 16;
+  return buf;
+}
+
+int scr_redundancy_write_header(struct scr_stream* parity, uint64_t at, const scr_kvtree* h)
+{
+  size_t length = 0;
+  unsigned char* buf = scr_redundancy_pack_header(h, &length);
+  int rc = buf ? scr_stream_write(parity, at, buf, length) : SCR_ERR_NOMEM;
   free(buf);
   return rc;
 }
@@ -145,13 +156,13 @@ int scr_redundancy_read_header(const char* path, scr_kvtree* header)
   return rc;
 }
 
-/* record redundancy file and CRCs in the filemap */
-static void scr_redundancy_register(int id, const char* path, uint64_t size, uint32_t crc)
+void scr_redundancy_register(int id, const char* path, uint64_t size, uint32_t crc, uint32_t parity_crc)
 {
   scr_kvtree* r = scr_kvtree_add_kv_int(scr_filemap_add_dataset(scr.filemap, id), "RANK", scr.rank);
   scr_kvtree* f = scr_kvtree_add_kv(r, "REDFILE", path);
   scr_kvtree_set_kv_uint64(f, "SIZE", size);
   scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
+  scr_kvtree_set_kvf(f, "PARITY_CRC", "0x%08x", parity_crc);
 }
 
 /* encode this rank's part; ok flag of this rank */
@@ -220,11 +231,12 @@ static int scr_redundancy_encode(int id, const struct scr_reddesc* d)
   }
   if (ok && parity_open)
     ok = scr_redundancy_write_header(&parity, (uint64_t) k * chunk, header) == SCR_SUCCESS;
-  uint32_t parity_crc = 0;
-  if (ok && parity_open) ok = scr_stream_file_crc(&parity, 0, &parity_crc) == SCR_SUCCESS;
+  uint32_t file_crc = 0, parity_crc = 0;
+  if (ok && parity_open) ok = scr_stream_file_crc(&parity, 0, &file_crc) == SCR_SUCCESS &&
+                              scr_stream_file_crc_upto(&parity, 0, (uint64_t) k * chunk, &parity_crc) == SCR_SUCCESS;
   if (data_open) scr_stream_close(&data);
   if (parity_open && scr_stream_close(&parity) != SCR_SUCCESS) ok = 0;
-  if (ok) scr_redundancy_register(id, path, parity_size, parity_crc);
+  if (ok) scr_redundancy_register(id, path, parity_size, file_crc, parity_crc);
 
   scr_erasure_finalize(&e);
   free(path);
@@ -297,26 +309,24 @@ static int scr_redundancy_header_is_of(const scr_kvtree* header, const struct sc
 }
 
 /* the parity file's header replaced by header (its parity bytes, the first
- * k*chunk, stay) and registered anew; 1 on success */
-static int scr_redundancy_rewrite_header(int id, const char* path, uint64_t parity_bytes, const scr_kvtree* header)
+ * k*chunk, whose CRC is parity_crc, stay) and registered anew; 1 on success */
+static int scr_redundancy_rewrite_header(int id, const char* path, uint64_t parity_bytes, uint32_t parity_crc,
+                                         const scr_kvtree* header)
 {
-  size_t len = scr_kvtree_pack_size(header);
-  unsigned char* buf = malloc(len + 16);
+  size_t length = 0;
+  unsigned char* buf = scr_redundancy_pack_header(header, &length);
   int fd = buf ? open(path, O_WRONLY | O_CLOEXEC) : -1;
-  int ok = fd >= 0 && ftruncate(fd, (off_t) parity_bytes) == 0;
-  if (ok) {
-    scr_kvtree_pack(header, buf);
-    uint64_t trailer[2] = { len, SCR_PARITY_MAGIC };
-    memcpy(buf + len, trailer, 16);
-    ok = scr_io_pwrite_full(fd, buf, len + 16, (off_t) parity_bytes) == (ssize_t) (len + 16) && fsync(fd) == 0;
-  }
+  int ok = fd >= 0 && ftruncate(fd, (off_t) parity_bytes) == 0 &&
+           scr_io_pwrite_full(fd, buf, length, (off_t) parity_bytes) == (ssize_t) length && fsync(fd) == 0;
   if (fd >= 0 && close(fd) != 0) ok = 0;
+  if (ok) {
+    uLong tail = crc32(crc32(0L, Z_NULL, 0), buf, (uInt) length);
+    uint32_t crc = (uint32_t) crc32_combine(parity_crc, tail, (z_off_t) length);
+    scr_redundancy_register(id, path, parity_bytes + length, crc, parity_crc);
+  } else {
+    scr_err("cannot write the new header of redundancy file %s: %s", path, strerror(errno));
+  }
   free(buf);
-  uint32_t crc = 0;
-  uint64_t size = 0;
-  ok = ok && scr_io_crc32_file(path, &crc, &size) == SCR_SUCCESS;
-  if (ok) scr_redundancy_register(id, path, size, crc);
-  else scr_err("cannot write the new header of redundancy file %s: %s", path, strerror(errno));
   return ok;
 }
 
@@ -329,7 +339,10 @@ static int scr_redundancy_rename_part(int id, const struct scr_reddesc* d)
   const char* path = redfile ? scr_kvtree_elem_key(redfile) : NULL;
   scr_kvtree* header = scr_kvtree_new();
   scr_kvtree* mine = NULL;
-  int ok = path && scr_kvtree_size(scr_kvtree_get(r, "REDFILE")) == 1 &&
+  /* the parity's own CRC, which the new file's is made from (recorded since
+   * this version: older parity files are encoded anew) */
+  const char* parity_crc = redfile ? scr_kvtree_get_val(scr_kvtree_elem_tree(redfile), "PARITY_CRC") : NULL;
+  int ok = path && parity_crc && scr_kvtree_size(scr_kvtree_get(r, "REDFILE")) == 1 &&
            scr_redundancy_read_header(path, header) == SCR_SUCCESS && scr_redundancy_header_is_of(header, d);
   scr_kvtree* member = scr_kvtree_get_kv_int(scr_kvtree_get(header, "SET"), "MEMBER", d->set_rank);
   if (ok) ok = (mine = scr_redundancy_member_renamed(id, member, d->set_rank)) != NULL;
@@ -343,7 +356,8 @@ static int scr_redundancy_rename_part(int id, const struct scr_reddesc* d)
     uint64_t chunk = 0;
     scr_kvtree_get_uint64(header, "CHUNK", &chunk);
     int k = d->type == SCR_COPY_RS ? d->set_failures : 1;
-    ok = chunk > 0 && scr_redundancy_rewrite_header(id, path, (uint64_t) k * chunk, header);
+    ok = chunk > 0 && scr_redundancy_rewrite_header(id, path, (uint64_t) k * chunk,
+                                                    (uint32_t) strtoul(parity_crc, NULL, 16), header);
   }
   if (ok)
     for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;

@@ -3,7 +3,9 @@
 #ifndef SCR_REDUNDANCY_H
 #define SCR_REDUNDANCY_H
 
+#include <stdint.h>
 #include "scr_reddesc.h"
+#include "scr_stream.h"
 
 /* collective over world: apply desc to dataset id (records it in the filemap) */
 int scr_redundancy_apply(int id, const struct scr_reddesc* desc);
@@ -22,5 +24,13 @@ int scr_redundancy_check_local(int id);
 /* collective over world: make every rank's part of dataset id intact, rebuilding
  * lost or damaged members; SCR_SUCCESS only if the result is exact everywhere */
 int scr_redundancy_recover(int id);
+
+/* the parity files of XOR and RS and their record in the filemap, shared by
+ * the encoding and the rebuild: k*chunk parity bytes, then the header (the
+ * scheme, the set, every member's files), then a 16-byte trailer */
+int scr_redundancy_write_header(struct scr_stream* parity, uint64_t at, const scr_kvtree* header);
+int scr_redundancy_read_header(const char* path, scr_kvtree* header);
+/* RANK/<rank>/REDFILE/<path>: SIZE, CRC of the file, PARITY_CRC of its parity bytes */
+void scr_redundancy_register(int id, const char* path, uint64_t size, uint32_t crc, uint32_t parity_crc);
 
 #endif

@@ -20,8 +20,6 @@
 #include "scr_reddesc.h"
 #include "scr_redundancy.h"
 
-int scr_redundancy_read_header(const char* path, scr_kvtree* header);
-
 /* how one rank takes part in the rebuild of a dataset */
 struct scr_rebuild_role {
   enum scr_copy_type type;
@@ -198,21 +196,11 @@ static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_
         ok = 0;
       }
     }
-    size_t len = scr_kvtree_pack_size(header);
-    unsigned char* buf = malloc(len + 16);
-    scr_kvtree_pack(header, buf);
-    uint64_t trailer[2] = { len, 0x53435250u };
-    memcpy(buf + len, trailer, 16);
-    if (ok) ok = scr_stream_write(&parity, (uint64_t) k * chunk, buf, len + 16) == SCR_SUCCESS;
-    free(buf);
-    uint32_t parity_crc = 0;
-    if (ok) ok = scr_stream_file_crc(&parity, 0, &parity_crc) == SCR_SUCCESS;
-    if (ok) {
-      scr_kvtree* r = scr_kvtree_add_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK", scr.rank);
-      scr_kvtree* f = scr_kvtree_add_kv(r, "REDFILE", parity_path);
-      scr_kvtree_set_kv_uint64(f, "SIZE", parity_size);
-      scr_kvtree_set_kvf(f, "CRC", "0x%08x", parity_crc);
-    }
+    if (ok) ok = scr_redundancy_write_header(&parity, (uint64_t) k * chunk, header) == SCR_SUCCESS;
+    uint32_t file_crc = 0, parity_crc = 0;
+    if (ok) ok = scr_stream_file_crc(&parity, 0, &file_crc) == SCR_SUCCESS &&
+                 scr_stream_file_crc_upto(&parity, 0, (uint64_t) k * chunk, &parity_crc) == SCR_SUCCESS;
+    if (ok) scr_redundancy_register(id, parity_path, parity_size, file_crc, parity_crc);
   }
   if (data_open && scr_stream_close(&data) != SCR_SUCCESS) ok = 0;
   if (parity_open && scr_stream_close(&parity) != SCR_SUCCESS) ok = 0;

@@ -107,20 +107,25 @@ static int scr_stream_segment_compare(const void* a, const void* b)
   return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-int scr_stream_file_crc(struct scr_stream* s, int i, uint32_t* crc)
+int scr_stream_file_crc_upto(struct scr_stream* s, int i, uint64_t length, uint32_t* crc)
 {
   struct scr_stream_file* f = &s->files[i];
   qsort(f->segments, f->segment_count, sizeof(*f->segments), scr_stream_segment_compare);
   uLong value = crc32(0L, Z_NULL, 0);
   uint64_t covered = 0;
-  for (int k = 0; k < f->segment_count; k++) {
+  for (int k = 0; k < f->segment_count && covered < length; k++) {
     if (f->segments[k].offset != covered) return SCR_ERR_INVALID;
     value = crc32_combine(value, f->segments[k].crc, (z_off_t) f->segments[k].length);
     covered += f->segments[k].length;
   }
-  if (covered != f->size) return SCR_ERR_INVALID;
+  if (covered != length) return SCR_ERR_INVALID;
   *crc = (uint32_t) value;
   return SCR_SUCCESS;
+}
+
+int scr_stream_file_crc(struct scr_stream* s, int i, uint32_t* crc)
+{
+  return scr_stream_file_crc_upto(s, i, s->files[i].size, crc);
 }
 
 int scr_stream_close(struct scr_stream* s)

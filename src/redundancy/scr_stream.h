@@ -40,6 +40,9 @@ int scr_stream_write(struct scr_stream* stream, uint64_t offset, const void* buf
 
 /* CRC32 of file i from the segments seen; SCR_ERR_INVALID unless they cover it exactly once */
 int scr_stream_file_crc(struct scr_stream* stream, int i, uint32_t* crc);
+/* the same for its first length bytes, which the pieces read or written
+ * must cover exactly (the parity before a parity file's header) */
+int scr_stream_file_crc_upto(struct scr_stream* stream, int i, uint64_t length, uint32_t* crc);
 
 /* close files (fsync them first when writing); SCR_ERR_IO if that fails */
 int scr_stream_close(struct scr_stream* stream);

@@ -8,18 +8,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* preload-write DIR MIB CHECKPOINTS: DIR/ckpt.<n>/rank_<r>.dat, written with
- * write(2) in 4 MiB pieces; rank 0 prints "checkpoint seconds S bytes B"
- * for all ranks together, open to the last close (a barrier on each side),
- * then "checkpoint times T1 T2 ..." with the time of each checkpoint */
+/* preload-write DIR MIB CHECKPOINTS [rename]: DIR/ckpt.<n>/rank_<r>.dat,
+ * written with write(2) in 4 MiB pieces; rank 0 prints "checkpoint seconds
+ * S bytes B" for all ranks together, open to the last close (a barrier on
+ * each side), then "checkpoint times T1 T2 ..." with the time of each
+ * checkpoint. With "rename", each checkpoint is written into DIR/ckpt.tmp,
+ * which rank 0 renames to DIR/ckpt.<n> once every rank closed its file; a
+ * barrier follows, and the time includes both. */
 int main(int argc, char** argv)
 {
   MPI_Init(&argc, &argv);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (argc != 4) {
-    if (rank == 0) fprintf(stderr, "usage: preload-write DIR MIB CHECKPOINTS\n");
+  int rename_dir = argc == 5 && strcmp(argv[4], "rename") == 0;
+  if (argc != 4 + rename_dir) {
+    if (rank == 0) fprintf(stderr, "usage: preload-write DIR MIB CHECKPOINTS [rename]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const char* dir = argv[1];
@@ -31,10 +35,12 @@ int main(int argc, char** argv)
   double total = 0;
   double* times = calloc((size_t) (checkpoints > 0 ? checkpoints : 1), sizeof(double));
   for (int c = 1; c <= checkpoints; c++) {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/ckpt.%d", dir, c);
-    mkdir(path, 0755);
-    snprintf(path, sizeof(path), "%s/ckpt.%d/rank_%d.dat", dir, c, rank);
+    char final[2048], into[2048], path[4096];
+    snprintf(final, sizeof(final), "%s/ckpt.%d", dir, c);
+    if (rename_dir) snprintf(into, sizeof(into), "%s/ckpt.tmp", dir);
+    else snprintf(into, sizeof(into), "%s", final);
+    mkdir(into, 0755);
+    snprintf(path, sizeof(path), "%s/rank_%d.dat", into, rank);
     MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -53,6 +59,13 @@ int main(int argc, char** argv)
     }
     close(fd);
     MPI_Barrier(MPI_COMM_WORLD);
+    if (rename_dir) {
+      if (rank == 0 && rename(into, final) != 0) {
+        perror(final);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
     times[c - 1] = MPI_Wtime() - start;
     total += times[c - 1];
   }

@@ -41,28 +41,8 @@ done
 [ -n "${extra_set:-}" ] || extra=$((mib / 8 > 0 ? mib / 8 : 1))
 sizes=$(echo "$mib ${extra//,/ }" | tr ' ' '\n' | grep . | sort -gu | tr '\n' ' ')
 [ -x "$bench" ] || { echo "redundancy.sh: no $bench (make check builds it; set top_builddir)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "redundancy.sh: needs root (scr_cluster)" >&2; exit 2; }
-
-export SCR_CLUSTER_ID=${SCR_CLUSTER_ID:-31}
-work=$(mktemp -d /tmp/scr-redundancy-bench.XXXXXX)
-export SCR_CLUSTER_STATE="$work/cluster"
-upped=
-cleanup() {
-  # only a cluster this run made: "down" would remove another run's cluster 31
-  [ -z "$upped" ] || "$cluster" down >/dev/null 2>&1 || "$cluster" down >&2 || true
-  if mountpoint -q "$work/local"; then umount "$work/local"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
-mkdir -p "$work/local" "$work/prefix"
-mount -t tmpfs -o mode=0700 scr-redundancy-bench "$work/local"
-# fails when cluster $SCR_CLUSTER_ID exists (another run, or one killed with -9:
-# "scripts/scr_cluster --id $SCR_CLUSTER_ID down" removes it)
-"$cluster" up "$nodes" --base "$work/local" >"$work/up.log" 2>&1 ||
-  { cat "$work/up.log" >&2; exit 1; }
-upped=1
+. "$srcdir/t/perf/perf-cluster.sh"
+perf_cluster_up redundancy-bench "$nodes" 31
 
 export SCR_PREFIX="$work/prefix" SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl
 export SCR_SET_SIZE=$nodes SCR_SET_FAILURES=2 SCR_FLUSH=0 SCR_JOB_ID=bench
