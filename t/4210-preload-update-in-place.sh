@@ -30,11 +30,12 @@ fresh_start() {
 
 # ops OUT OP...: mpi-fileops under the preload on the 4 nodes x 2 ranks;
 # rank 0's lines in $TRASH/OUT, stderr in OUT.err
+# (OPS_DEBUG=1: with SCR_DEBUG=1, for a failing test)
 ops() {
   out=$1
   shift
   (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run --nodes $nodes --ppn 2 --timeout "$SCR_TEST_TIMEOUT" -- \
-    env LD_PRELOAD="$preload" "$fileops" "$@") >"$TRASH/$out" 2>"$TRASH/$out.err"
+    env ${OPS_DEBUG:+SCR_DEBUG=1} LD_PRELOAD="$preload" "$fileops" "$@") >"$TRASH/$out" 2>"$TRASH/$out.err"
 }
 
 # lose NODE: its processes killed, its node-local storage wiped
@@ -113,6 +114,24 @@ test_expect_success 'a file of a flushed checkpoint renamed: the old name is gon
   expect_grep '^stat ckpt.1/final_0.dat: 7 ok\$' filemv.out &&
   ! test -e $PREFIX/ckpt.1/rank_1.dat && test \"\$(cat $PREFIX/ckpt.1/final_1.dat)\" = 'rank 1' &&
   expect_grep 'its flushed copy was moved with it' filemv.out.err
+"
+
+test_expect_success 'a file of an older flushed checkpoint renamed: its names there follow, the newest stays current' "
+  fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
+  SCR_FLUSH=1 SCR_CACHE_SIZE=2 ops oldmv.out write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
+    rename:ckpt.1/rank_%d.dat=ckpt.1/final_%d.dat &&
+  expect_grep 'dataset 1 was renamed: its redundancy took the new names and its flushed copy was moved with it' \
+    oldmv.out.err &&
+  ! test -e $PREFIX/ckpt.1/rank_1.dat && test \"\$(cat $PREFIX/ckpt.1/final_1.dat)\" = 'rank 1' &&
+  scr_index --prefix $PREFIX --list >oldmv.index &&
+  expect_grep 'ckpt.2 .*[*]' oldmv.index && ! grep -q 'ckpt.1 .*[*]' oldmv.index &&
+  ! grep -q INCOMPLETE oldmv.index
+"
+
+test_expect_success 'all nodes lost: the older checkpoint, asked for, is fetched under its new names' "
+  cluster_renew node0 node1 node2 node3 &&
+  SCR_CURRENT=ckpt.1 ops oldmv.fetch read:ckpt.1/final_%d.dat &&
+  expect_grep '^read ckpt.1/final_0.dat: 7 ok\$' oldmv.fetch && expect_grep 'fetched from' oldmv.fetch.err
 "
 
 test_expect_success 'a change not yet encoded (another rank holds a file open) is never rebuilt from the old redundancy' "

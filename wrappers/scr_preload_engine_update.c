@@ -350,10 +350,6 @@ void scr_engine_index_incomplete(int id)
     scr_warn("cannot mark dataset %d incomplete in the index of %s", id, scr.prefix);
 }
 
-/* collective: dataset id, changed in place on some rank, gets its totals
- * and its redundancy anew; the newest checkpoint also its copy on the prefix
- * directory, if it had one (an older one keeps its flushed bytes: flushing
- * it again would make it the restart point) */
 /* the name this rank's files of dataset id give it: that of the one rule
  * directory with a {step} they all lie in now (ck.5 for files written in
  * ck.tmp/ and renamed to ck.5/), into name; "" when they give none */
@@ -391,6 +387,11 @@ static void update_rename(int id, scr_kvtree* desc)
   scr_dataset_set_name(desc, name);
 }
 
+/* collective: dataset id, changed in place or renamed on some rank
+ * (rewritten: this rank changed bytes), gets its totals and its redundancy
+ * anew; the newest checkpoint also its copy on the prefix directory, if it
+ * had one, and an older one renamed its names there (an older one changed
+ * keeps its flushed bytes: flushing it again would make it the restart point) */
 static void update_reprotect(int id, int rewritten)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
@@ -419,7 +420,9 @@ static void update_reprotect(int id, int rewritten)
   if (encoded) scr_kvtree_unset(dset, STALE_KEY);
   int newest = id == scr_cache_newest_checkpoint();
   int flushed = scr_mpi_all_true(scr_flush_is_flushed(id), scr.comm_world);
-  int flush = encoded && flushed && newest;
+  /* an older one changed keeps its flushed bytes (flushing them again would
+   * make it the restart point); one only renamed gets the new names there */
+  int flush = encoded && flushed && (newest || !rewritten);
   /* not flushed until it is again: a crash in between leaves no claim,
    * here or in the index on the prefix directory (a fetch would take the
    * files half old, half new) */
@@ -431,7 +434,8 @@ static void update_reprotect(int id, int rewritten)
   }
   /* only renamed: the program's rename moved the flushed copies along */
   uint64_t copied = 1;
-  int reflushed = flush && (rewritten ? scr_flush_dataset(id) : scr_flush_dataset_again(id, &copied)) == SCR_SUCCESS;
+  int reflushed = flush && (rewritten ? scr_flush_dataset(id) : scr_flush_dataset_again(id, newest, &copied)) ==
+                               SCR_SUCCESS;
   if (scr.rank != 0) return;
   if (!encoded)
     scr_err("dataset %d was changed in place and its redundancy could not be encoded again: nothing will be "
@@ -439,7 +443,7 @@ static void update_reprotect(int id, int rewritten)
   else if (flush && !reflushed)
     scr_err("dataset %d, changed in place, could not be flushed again: the prefix directory has no whole copy of "
             "it", id);
-  else if (flushed && !newest)
+  else if (flushed && !newest && rewritten)
     scr_warn("dataset %d was changed in place after it was flushed: the prefix directory keeps it as it was", id);
   if (encoded)
     scr_info("preload: dataset %d was %s: its redundancy %s%s in %.3f s", id,

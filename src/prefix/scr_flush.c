@@ -189,6 +189,7 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
 struct scr_flush_index_arg {
   int id;
   const scr_kvtree* desc;
+  int current;             /* a checkpoint becomes the index's current one */
 };
 
 static int scr_flush_add_to_index(scr_kvtree* index, void* arg)
@@ -197,16 +198,16 @@ static int scr_flush_add_to_index(scr_kvtree* index, void* arg)
   const char* name = scr_dataset_get_name(a->desc);
   scr_index_file_add(index, a->id, name, a->desc, 1);
   scr_index_file_set_flushed(index, a->id, time(NULL));
-  if (scr_dataset_is_checkpoint(a->desc)) scr_index_file_set_current(index, name);
+  if (a->current && scr_dataset_is_checkpoint(a->desc)) scr_index_file_set_current(index, name);
   return SCR_SUCCESS;
 }
 
-static int scr_flush_write_metadata(int id, const scr_kvtree* desc, const scr_kvtree* rank2file)
+static int scr_flush_write_metadata(int id, const scr_kvtree* desc, const scr_kvtree* rank2file, int current)
 {
   int rc = scr_rank2file_write(scr.prefix, id, rank2file);
   if (rc == SCR_SUCCESS) rc = scr_summary_file_write(scr.prefix, id, desc, scr.ranks);
   if (rc == SCR_SUCCESS) {
-    struct scr_flush_index_arg arg = { id, desc };
+    struct scr_flush_index_arg arg = { id, desc, current };
     rc = scr_index_file_update(scr.prefix, scr_flush_add_to_index, &arg);
   }
   if (rc == SCR_SUCCESS)
@@ -234,7 +235,7 @@ int scr_flush_prepare(int id)
   return rc;
 }
 
-int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start)
+int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, int current)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
@@ -246,7 +247,7 @@ int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start)
   if (ok) scr_mpi_gather_kvtree(rank2file, all, 0, scr.comm_world);
   if (ok && scr.rank == 0) {
     scr_kvtree_set_kv_int(all, "RANKS", scr.ranks);
-    rc = scr_flush_write_metadata(id, desc, all);
+    rc = scr_flush_write_metadata(id, desc, all, current);
   }
   if (!ok && scr.rank == 0 && dset) scr_flush_file_set_location(scr.prefix, id, name, SCR_FLUSH_FILE_CACHE);
   if (!ok) rc = SCR_ERR_IO;
@@ -266,8 +267,8 @@ int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start)
   return rc;
 }
 
-/* the synchronous flush; moved as scr_flush_copy_files' */
-static int scr_flush_dataset_copying(int id, uint64_t* moved)
+/* the synchronous flush; moved as scr_flush_copy_files', current as scr_flush_finish's */
+static int scr_flush_dataset_copying(int id, uint64_t* moved, int current)
 {
   /* one flush at a time: a background one is finished first (even of this
    * dataset: it may have copied bytes that changed since) */
@@ -279,20 +280,20 @@ static int scr_flush_dataset_copying(int id, uint64_t* moved)
   if (rc != SCR_SUCCESS) return rc;
   scr_kvtree* rank2file = scr_kvtree_new();
   int ok = scr_flush_copy_files(id, rank2file, retry, moved);
-  rc = scr_flush_finish(id, ok, rank2file, start);
+  rc = scr_flush_finish(id, ok, rank2file, start, current);
   scr_kvtree_delete(&rank2file);
   return rc;
 }
 
 int scr_flush_dataset(int id)
 {
-  return scr_flush_dataset_copying(id, NULL);
+  return scr_flush_dataset_copying(id, NULL, 1);
 }
 
-int scr_flush_dataset_again(int id, uint64_t* copied)
+int scr_flush_dataset_again(int id, int current, uint64_t* copied)
 {
   uint64_t files = (uint64_t) scr_kvtree_size(scr_filemap_get_files(scr.filemap, id, scr.rank)), moved = 0;
-  int rc = scr_flush_dataset_copying(id, &moved);
+  int rc = scr_flush_dataset_copying(id, &moved, current);
   uint64_t mine = files - moved;
   MPI_Allreduce(&mine, copied, 1, MPI_UINT64_T, MPI_SUM, scr.comm_world);
   return rc;

@@ -16,8 +16,9 @@ int scr_flush_dataset(int id);
  * program's own rename having moved their copies on the prefix directory:
  * a file whose copy there is the one flushed before (same device, inode
  * and modification time) is recorded as it is, the others are copied.
+ * current: as scr_flush_finish's (0 for a dataset older than the newest).
  * *copied: how many files were copied, over all ranks. */
-int scr_flush_dataset_again(int id, uint64_t* copied);
+int scr_flush_dataset_again(int id, int current, uint64_t* copied);
 
 /* 1 if this rank's filemap says the dataset is on the prefix directory */
 int scr_flush_is_flushed(int id);
@@ -44,7 +45,8 @@ int scr_flush_check_copy(int id, const char* src, const char* dst, scr_kvtree* m
 /* this rank's files attached to the dataset (a pointer file), copied now */
 void scr_flush_copy_attached(int id);
 /* collective: with ok from every rank, rank 0 writes rank2file, summary, index
- * entry and flush file; the dataset is marked flushed. start: when it began. */
-int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start);
+ * entry and flush file; the dataset is marked flushed. start: when it began;
+ * current: a checkpoint becomes the one the index offers first. */
+int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, int current);
 
 #endif

@@ -338,7 +338,7 @@ int scr_flush_async_progress(void)
   scr_kvtree_delete(&list);
   set_flushing(id, 0);
   async_id = -1;
-  scr_flush_finish(id, ok, rank2file, async_start);
+  scr_flush_finish(id, ok, rank2file, async_start, 1);
   scr_kvtree_delete(&rank2file);
   return 1;
 }
