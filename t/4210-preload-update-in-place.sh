@@ -134,6 +134,17 @@ test_expect_success 'all nodes lost: the older checkpoint, asked for, is fetched
   expect_grep '^read ckpt.1/final_0.dat: 7 ok\$' oldmv.fetch && expect_grep 'fetched from' oldmv.fetch.err
 "
 
+test_expect_success 'a file of a flushed checkpoint the cache let go, renamed: moved where it is, no new checkpoint' "
+  fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
+  SCR_FLUSH=1 SCR_CACHE_SIZE=1 ops gone.out write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
+    rename:ckpt.1/rank_%d.dat=ckpt.1/old_%d.dat stat:ckpt.1/rank_%d.dat &&
+  expect_grep '^stat ckpt.1/rank_0.dat: -1 No such file or directory\$' gone.out &&
+  expect_grep 'preload summary: 2 datasets' gone.out.err &&
+  test \"\$(cat $PREFIX/ckpt.1/old_1.dat)\" = 'rank 1' &&
+  scr_index --prefix $PREFIX --list >gone.index &&
+  expect_grep 'ckpt.2 .*[*]' gone.index && expect_grep 'ckpt.1 .*INCOMPLETE' gone.index
+"
+
 test_expect_success 'a change not yet encoded (another rank holds a file open) is never rebuilt from the old redundancy' "
   fresh_start &&
   ! ops held.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat hold@4:ckpt.1/rank_4.dat inplace@2:ckpt.1/rank_2.dat \

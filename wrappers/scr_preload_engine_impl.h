@@ -91,6 +91,10 @@ void scr_engine_index_incomplete(int id);
 /* rank 0: a file of target's rule that is not in cache was deleted: the
  * complete checkpoint the index names after its step, if any, is not whole */
 void scr_engine_index_file_deleted(const scr_preload_target* target);
+/* a file of target's rule (with {step}) that is not in cache is renamed: 1
+ * when the checkpoint the index names after its step lists it (a flushed
+ * checkpoint the cache let go), which is then marked not whole */
+int scr_engine_index_file_moved(const scr_preload_target* target);
 
 /* ---- files of completed datasets changed in place (scr_preload_engine_update.c), lock held */
 

@@ -401,7 +401,12 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
   int shared = cached && scr_share_holds(cached);
   int in_cache = cached && !shared && scr_path_is_within(cached, scr.cache_dir);
   const char* source = cached ? cached : from->path;
-  if (in_cache && rule && relpath) {
+  if (!cached && from->path && scr_engine_index_file_moved(from)) {
+    /* a file of a flushed checkpoint the cache let go: renamed where it is,
+     * as on a file system (the real rename follows), not made a checkpoint
+     * file anew, which would make that old step the newest checkpoint */
+    rc = -1;
+  } else if (in_cache && rule && relpath) {
     /* write-temp-then-rename inside the cache */
     *handled = SCR_PRELOAD_HANDLED;
     rc = engine_rename_cached(cached, dataset, to, relpath, 0) == SCR_SUCCESS ? 0 : -1;

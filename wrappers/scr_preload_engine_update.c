@@ -302,6 +302,20 @@ static int update_compare_ids_newest_first(const void* a, const void* b)
   return (x < y) - (x > y);
 }
 
+/* 1 when dataset id's files on the prefix directory (rank2file.scr) include
+ * relpath, a path relative to the prefix */
+static int update_rank2file_lists(int id, const char* relpath)
+{
+  int listed = 0;
+  scr_kvtree* rank2file = scr_kvtree_new();
+  if (rank2file && scr_rank2file_read(scr.prefix, id, rank2file) == SCR_SUCCESS)
+    for (scr_kvtree_elem* r = scr_kvtree_first(scr_kvtree_get(rank2file, "RANK")); r && !listed;
+         r = scr_kvtree_next(r))
+      listed = scr_kvtree_get(scr_kvtree_get(scr_kvtree_elem_tree(r), "FILE"), relpath) != NULL;
+  scr_kvtree_delete(&rank2file);
+  return listed;
+}
+
 /* the newest complete entry whose files (rank2file.scr) include arg, a path
  * relative to the prefix: marked incomplete; SCR_ERR_NOENT otherwise. The
  * entries are read newest first, up to the first that lists the file. */
@@ -318,16 +332,42 @@ static int update_index_file_incomplete(scr_kvtree* index, void* arg)
       ids[count++] = (int) id;
   }
   if (ids) qsort(ids, (size_t) count, sizeof(int), update_compare_ids_newest_first);
-  for (int i = 0; i < count && found < 0; i++) {
-    scr_kvtree* rank2file = scr_kvtree_new();
-    if (rank2file && scr_rank2file_read(scr.prefix, ids[i], rank2file) == SCR_SUCCESS)
-      for (scr_kvtree_elem* r = scr_kvtree_first(scr_kvtree_get(rank2file, "RANK")); r && found < 0;
-           r = scr_kvtree_next(r))
-        if (scr_kvtree_get(scr_kvtree_get(scr_kvtree_elem_tree(r), "FILE"), relpath)) found = ids[i];
-    scr_kvtree_delete(&rank2file);
-  }
+  for (int i = 0; i < count && found < 0; i++)
+    if (update_rank2file_lists(ids[i], relpath)) found = ids[i];
   free(ids);
   return found >= 0 ? scr_index_file_mark_incomplete(index, found) : SCR_ERR_NOENT;
+}
+
+/* what update_index_listed_incomplete looks for, and finds */
+struct update_index_file {
+  const char* name;        /* the entry's name */
+  const char* relpath;     /* a file, relative to the prefix */
+  int listed;              /* the entry lists it */
+};
+
+/* the entry arg names, if its files (rank2file.scr) include arg's: listed,
+ * and marked incomplete if it was complete (another rank's rename of its
+ * own file may have done that); SCR_ERR_NOENT when nothing is to be written */
+static int update_index_listed_incomplete(scr_kvtree* index, void* arg)
+{
+  struct update_index_file* f = arg;
+  int id = -1;
+  if (scr_index_file_get_id_by_name(index, f->name, &id) != SCR_SUCCESS) return SCR_ERR_NOENT;
+  f->listed = update_rank2file_lists(id, f->relpath);
+  if (!f->listed || !scr_index_file_is_complete(index, id)) return SCR_ERR_NOENT;
+  return scr_index_file_mark_incomplete(index, id);
+}
+
+int scr_engine_index_file_moved(const scr_preload_target* target)
+{
+  const scr_preload_rule* rule = scr_engine_rule(target);
+  char* relpath = rule && rule->has_step ? scr_path_relative_to(scr.prefix, target->path) : NULL;
+  char* name = relpath ? scr_engine_dataset_name(target, relpath) : NULL;
+  struct update_index_file f = { name, relpath, 0 };
+  if (name) scr_index_file_update(scr.prefix, update_index_listed_incomplete, &f);
+  free(name);
+  free(relpath);
+  return f.listed;
 }
 
 void scr_engine_index_file_deleted(const scr_preload_target* target)
