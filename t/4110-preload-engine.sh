@@ -405,13 +405,13 @@ test_expect_success 'a checkpoint file open read-write, unchanged, when the job 
   expect_grep '^read ck.4/r_0.dat: 7 ok\$' inplace.rw.after.out
 "
 
-test_expect_success 'an older flushed checkpoint changed in place keeps its flushed bytes and stays older' "
+test_expect_success 'an older flushed checkpoint changed in place: the prefix directory gets the new bytes, it stays older' "
   fresh older && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/older/.scrconf &&
   (cd $TRASH/older && SCR_FLUSH=1 SCR_CACHE_SIZE=3 mpirun 2 env LD_PRELOAD=\"$preload\" \
     $top_builddir/t/helpers/mpi-fileops mkdir:ck.1 write:ck.1/r_%d.dat mkdir:ck.2 write:ck.2/r_%d.dat \
     inplace:ck.1/r_%d.dat) >older.out 2>older.err &&
-  expect_grep 'dataset 1 was changed in place after it was flushed: the prefix directory keeps it as it was' older.err &&
-  test \"\$(cat $TRASH/older/ck.1/r_1.dat)\" = 'rank 1' &&
+  expect_grep 'dataset 1 was changed in place: its redundancy was encoded again and it was flushed again' older.err &&
+  test \"\$(cat $TRASH/older/ck.1/r_1.dat)\" = 'Xank 1' &&
   rm -rf $SCR_CACHE_BASE $SCR_CNTL_BASE &&
   SCR_CACHE_SIZE=3 fileops older older.next.out read:ck.2/r_%d.dat &&
   expect_grep \"sees checkpoint 'ck.2'\" older.next.out.err

@@ -145,6 +145,45 @@ test_expect_success 'a file of a flushed checkpoint the cache let go, renamed: m
   expect_grep 'ckpt.2 .*[*]' gone.index && expect_grep 'ckpt.1 .*INCOMPLETE' gone.index
 "
 
+test_expect_success 'the cache let go of it: a rename that fails (no such directory) leaves the index as it was' "
+  fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
+  SCR_FLUSH=1 SCR_CACHE_SIZE=1 ops nodir.out write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
+    rename:ckpt.1/rank_%d.dat=ckpt.1/none/old_%d.dat &&
+  expect_grep '^rename ckpt.1/rank_0.dat=ckpt.1/none/old_0.dat: -1 No such file or directory\$' nodir.out &&
+  test \"\$(cat $PREFIX/ckpt.1/rank_1.dat)\" = 'rank 1' &&
+  scr_index --prefix $PREFIX --list >nodir.index && ! grep -q INCOMPLETE nodir.index
+"
+
+test_expect_success 'one rank renames its file of a flushed checkpoint: the others keep theirs, nothing is copied or encoded again' "
+  fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
+  SCR_FLUSH=1 ops one.out write:ckpt.1/rank_%d.dat rename@0:ckpt.1/rank_0.dat=ckpt.1/final_0.dat &&
+  expect_grep 'dataset 1 was renamed: its redundancy took the new names and its flushed copy was moved with it' \
+    one.out.err &&
+  test \"\$(cat $PREFIX/ckpt.1/final_0.dat)\" = 'rank 0' && ! test -e $PREFIX/ckpt.1/rank_0.dat &&
+  test \"\$(cat $PREFIX/ckpt.1/rank_1.dat)\" = 'rank 1'
+"
+
+test_expect_success 'flushed files renamed into a directory only the view has: their copies move there too' "
+  fresh_start && printf '%s\\n' 'PRELOAD=ckpt.tmp/rank_{rank}.dat' 'PRELOAD=ckpt.{step}/rank_{rank}.dat' \
+    >$PREFIX/.scrconf &&
+  SCR_FLUSH=1 ops vdir.out mkdir:ckpt.tmp write:ckpt.tmp/rank_%d.dat mkdir:ckpt.5 \
+    rename:ckpt.tmp/rank_%d.dat=ckpt.5/rank_%d.dat stat:ckpt.tmp/rank_%d.dat &&
+  expect_grep '^stat ckpt.tmp/rank_0.dat: -1 No such file or directory\$' vdir.out &&
+  expect_grep 'its flushed copy was moved with it' vdir.out.err &&
+  test \"\$(cat $PREFIX/ckpt.5/rank_3.dat)\" = 'rank 3' && ! test -e $PREFIX/ckpt.tmp/rank_3.dat
+"
+
+test_expect_success 'an older flushed checkpoint changed, then renamed: the prefix directory gets the new bytes' "
+  fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
+  SCR_FLUSH=1 SCR_CACHE_SIZE=2 ops chmv.out write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
+    inplace:ckpt.1/rank_%d.dat rename:ckpt.1/rank_%d.dat=ckpt.1/final_%d.dat &&
+  test \"\$(cat $PREFIX/ckpt.1/final_1.dat)\" = 'Xank 1' &&
+  scr_index --prefix $PREFIX --list >chmv.index && expect_grep 'ckpt.2 .*[*]' chmv.index &&
+  cluster_renew node0 node1 node2 node3 &&
+  SCR_CURRENT=ckpt.1 ops chmv.fetch copy@1:ckpt.1/final_1.dat=got.1 &&
+  test \"\$(cat $PREFIX/got.1)\" = 'Xank 1'
+"
+
 test_expect_success 'a change not yet encoded (another rank holds a file open) is never rebuilt from the old redundancy' "
   fresh_start &&
   ! ops held.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat hold@4:ckpt.1/rank_4.dat inplace@2:ckpt.1/rank_2.dat \

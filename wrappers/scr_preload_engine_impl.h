@@ -91,10 +91,10 @@ void scr_engine_index_incomplete(int id);
 /* rank 0: a file of target's rule that is not in cache was deleted: the
  * complete checkpoint the index names after its step, if any, is not whole */
 void scr_engine_index_file_deleted(const scr_preload_target* target);
-/* a file of target's rule (with {step}) that is not in cache is renamed: 1
- * when the checkpoint the index names after its step lists it (a flushed
- * checkpoint the cache let go), which is then marked not whole */
-int scr_engine_index_file_moved(const scr_preload_target* target);
+/* a file of target's rule (with {step}) that is not in cache: the id of the
+ * index entry named after its step that lists it (a flushed checkpoint the
+ * cache let go), else -1. Reads the index and that entry's file list. */
+int scr_engine_index_listing(const scr_preload_target* target);
 
 /* ---- files of completed datasets changed in place (scr_preload_engine_update.c), lock held */
 
@@ -112,6 +112,10 @@ void scr_engine_update_end(struct scr_engine_file* f);
  * path, so it is protected again at the next meeting point; a record open
  * for update follows the file */
 void scr_engine_update_moved(int dataset, const char* cache_from, const char* cache_to, const char* orig);
+/* a flushed copy of dataset's files is about to move on the prefix
+ * directory: its index entry is marked not whole (once per rank until the
+ * dataset is protected again, which flushes the new names) */
+void scr_engine_update_prefix_moving(int dataset);
 /* truncate of such a file, between the two; truncate's result and errno */
 int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length);
 /* the newest dataset this rank changed in place and closed, -1 for none */

@@ -27,6 +27,22 @@
 /* rename within the cache: the entry of this rank's filemap follows the file.
  * alone: the other ranks are not renaming with this one (a directory moved
  * by one rank), so no collective may start here */
+/* the flushed copy of one of dataset's files, from, follows its file to `to`
+ * on the prefix directory (whose directories there may not exist yet: the
+ * view made them); a failure leaves it to the next flush to copy it again */
+static void engine_move_flushed_copy(int dataset, const char* from, const char* to)
+{
+  /* rank 0 only: thousands of ranks renaming their files would each take
+   * the index's lock; a crash before the next flush of the new names then
+   * leaves a fetch of this dataset to fail and fall back to the one before */
+  if (scr.rank == 0) scr_engine_update_prefix_moving(dataset);
+  char* parent = scr_path_dirname(to);
+  if (!parent || scr_io_mkdir_p(parent, 0755) != SCR_SUCCESS || rename(from, to) != 0)
+    scr_warn("cannot move %s to %s after the cached file was renamed (%s): the next flush copies it again", from,
+             to, strerror(errno));
+  free(parent);
+}
+
 static int engine_rename_cached(const char* cache_from, int dataset, const scr_preload_target* to,
                                 const char* relpath, int alone)
 {
@@ -69,8 +85,9 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
      * copied again (scr_flush_dataset_again) */
     char* flushed_copy = !list && scr_flush_is_flushed(dataset) ? scr_flush_destination(entry) : NULL;
     char* new_copy = flushed_copy ? scr_path_join(scr.prefix, relpath) : NULL;
-    if (new_copy && strcmp(flushed_copy, new_copy) != 0 && rename(flushed_copy, new_copy) != 0 && errno != ENOENT)
-      scr_warn("cannot move %s to %s after the cached file was renamed: %s", flushed_copy, new_copy, strerror(errno));
+    struct stat st;
+    if (new_copy && strcmp(flushed_copy, new_copy) != 0 && lstat(flushed_copy, &st) == 0)
+      engine_move_flushed_copy(dataset, flushed_copy, new_copy);
     free(new_copy);
     free(flushed_copy);
     /* the name its dataset's redundancy knows it by, until that is encoded again */
@@ -229,6 +246,20 @@ static size_t tree_files(const char* dir, struct tree_file** files)
   return count;
 }
 
+/* the flushed datasets this rank has files of below dir, whose copies a
+ * rename of dir on the prefix directory moved */
+static void engine_flushed_moved_below(const char* dir)
+{
+  struct tree_file* files;
+  size_t count = tree_files(dir, &files);
+  for (size_t i = 0; i < count; i++) {
+    if (scr_flush_is_flushed(files[i].dataset)) scr_engine_update_prefix_moving(files[i].dataset);
+    free(files[i].cache);
+    free(files[i].orig);
+  }
+  free(files);
+}
+
 /* this rank's files and the view's directories at or below from move below
  * to (lock held); each file as a rename of its own: into the dataset its
  * new name gives, or out to the file system when no rule matches it */
@@ -311,8 +342,13 @@ static int engine_rename_directory(const scr_preload_target* from, const scr_pre
   if (strcmp(from->path, to->path) == 0) return 0;
   int error = engine_rename_directory_check(from->path, to->path);
   struct stat st;
-  /* what the file system has of it (made real, or holding other files) moves there */
-  if (!error && lstat(from->path, &st) == 0 && rename(from->path, to->path) != 0) error = errno;
+  /* what the file system has of it (made real, or holding other files) moves
+   * there, flushed copies with it: the index stops offering their datasets
+   * until the next meeting point flushes the new names */
+  if (!error && lstat(from->path, &st) == 0) {
+    if (rename(from->path, to->path) != 0) error = errno;
+    else engine_flushed_moved_below(from->path);
+  }
   /* a new name no rule has a directory at: the files go to the file system,
    * into a real directory, which every rank sees at once */
   if (!error && !to->directory && lstat(to->path, &st) != 0 && mkdir(to->path, 0777) != 0) error = errno;
@@ -401,11 +437,16 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
   int shared = cached && scr_share_holds(cached);
   int in_cache = cached && !shared && scr_path_is_within(cached, scr.cache_dir);
   const char* source = cached ? cached : from->path;
-  if (!cached && from->path && scr_engine_index_file_moved(from)) {
+  int listing = !cached && from->path ? scr_engine_index_listing(from) : -1;
+  if (listing >= 0) {
     /* a file of a flushed checkpoint the cache let go: renamed where it is,
-     * as on a file system (the real rename follows), not made a checkpoint
-     * file anew, which would make that old step the newest checkpoint */
-    rc = -1;
+     * as on a file system, not made a checkpoint file anew, which would make
+     * that old step the newest checkpoint; the index stops offering it */
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = rename(from->path, to->path);
+    int saved_errno = errno;
+    if (rc == 0) scr_engine_index_incomplete(listing);
+    errno = saved_errno;
   } else if (in_cache && rule && relpath) {
     /* write-temp-then-rename inside the cache */
     *handled = SCR_PRELOAD_HANDLED;

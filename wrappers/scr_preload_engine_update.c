@@ -54,6 +54,7 @@ static struct update_dataset {
   int open;                 /* descriptors of its files open for update */
   int changed;              /* some byte or name changed since its redundancy was encoded */
   int rewritten;            /* some byte: not only names (a flushed copy moved along holds the rest) */
+  int unindexed;            /* this rank marked it incomplete in the index, its flushed copy moving */
 } *updates = NULL;
 static size_t update_count = 0, update_capacity = 0;
 
@@ -69,7 +70,7 @@ static struct update_dataset* update_find(int id, int make)
     updates = grown;
     update_capacity = capacity;
   }
-  updates[update_count] = (struct update_dataset) { id, 0, 0, 0 };
+  updates[update_count] = (struct update_dataset) { id, 0, 0, 0, 0 };
   return &updates[update_count++];
 }
 
@@ -201,6 +202,8 @@ static void update_changed(struct update_dataset* u, struct scr_engine_file* f, 
   u->changed = 1;
   u->rewritten = 1;
   scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, f->dataset), STALE_KEY, 1);
+  /* its flushed copy, wherever it goes, no longer holds its bytes */
+  scr_kvtree_unset(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
   scr_kvtree_set_kv_uint64(meta, "SIZE", size);
   if (!scr_kvtree_get_val(meta, "CRC") && !scr.crc_on_copy) return;
   uint32_t crc = 0;
@@ -239,6 +242,16 @@ void scr_engine_update_end(struct scr_engine_file* f)
   }
   /* opened read-write and left as it was (or gone with its dataset) */
   if (u && u->open == 0 && !u->changed) update_forget(f->dataset);
+}
+
+void scr_engine_update_prefix_moving(int dataset)
+{
+  /* a crash before the flush that records the new names must not leave the
+   * index offering files that moved away: not whole until then */
+  struct update_dataset* u = update_find(dataset, 1);
+  if (u && u->unindexed) return;
+  scr_engine_index_incomplete(dataset);
+  if (u) u->unindexed = 1;
 }
 
 void scr_engine_update_moved(int dataset, const char* cache_from, const char* cache_to, const char* orig)
@@ -338,36 +351,20 @@ static int update_index_file_incomplete(scr_kvtree* index, void* arg)
   return found >= 0 ? scr_index_file_mark_incomplete(index, found) : SCR_ERR_NOENT;
 }
 
-/* what update_index_listed_incomplete looks for, and finds */
-struct update_index_file {
-  const char* name;        /* the entry's name */
-  const char* relpath;     /* a file, relative to the prefix */
-  int listed;              /* the entry lists it */
-};
-
-/* the entry arg names, if its files (rank2file.scr) include arg's: listed,
- * and marked incomplete if it was complete (another rank's rename of its
- * own file may have done that); SCR_ERR_NOENT when nothing is to be written */
-static int update_index_listed_incomplete(scr_kvtree* index, void* arg)
-{
-  struct update_index_file* f = arg;
-  int id = -1;
-  if (scr_index_file_get_id_by_name(index, f->name, &id) != SCR_SUCCESS) return SCR_ERR_NOENT;
-  f->listed = update_rank2file_lists(id, f->relpath);
-  if (!f->listed || !scr_index_file_is_complete(index, id)) return SCR_ERR_NOENT;
-  return scr_index_file_mark_incomplete(index, id);
-}
-
-int scr_engine_index_file_moved(const scr_preload_target* target)
+int scr_engine_index_listing(const scr_preload_target* target)
 {
   const scr_preload_rule* rule = scr_engine_rule(target);
   char* relpath = rule && rule->has_step ? scr_path_relative_to(scr.prefix, target->path) : NULL;
   char* name = relpath ? scr_engine_dataset_name(target, relpath) : NULL;
-  struct update_index_file f = { name, relpath, 0 };
-  if (name) scr_index_file_update(scr.prefix, update_index_listed_incomplete, &f);
+  scr_kvtree* index = name ? scr_kvtree_new() : NULL;
+  int id = -1;
+  if (!index || scr_index_file_read(scr.prefix, index) != SCR_SUCCESS ||
+      scr_index_file_get_id_by_name(index, name, &id) != SCR_SUCCESS || !update_rank2file_lists(id, relpath))
+    id = -1;
+  scr_kvtree_delete(&index);
   free(name);
   free(relpath);
-  return f.listed;
+  return id;
 }
 
 void scr_engine_index_file_deleted(const scr_preload_target* target)
@@ -429,9 +426,9 @@ static void update_rename(int id, scr_kvtree* desc)
 
 /* collective: dataset id, changed in place or renamed on some rank
  * (rewritten: this rank changed bytes), gets its totals and its redundancy
- * anew; the newest checkpoint also its copy on the prefix directory, if it
- * had one, and an older one renamed its names there (an older one changed
- * keeps its flushed bytes: flushing it again would make it the restart point) */
+ * anew, and its copy on the prefix directory, if it had one: the files
+ * whose bytes changed are copied again; an older checkpoint stays behind
+ * the newest in the index */
 static void update_reprotect(int id, int rewritten)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
@@ -460,9 +457,8 @@ static void update_reprotect(int id, int rewritten)
   if (encoded) scr_kvtree_unset(dset, STALE_KEY);
   int newest = id == scr_cache_newest_checkpoint();
   int flushed = scr_mpi_all_true(scr_flush_is_flushed(id), scr.comm_world);
-  /* an older one changed keeps its flushed bytes (flushing them again would
-   * make it the restart point); one only renamed gets the new names there */
-  int flush = encoded && flushed && (newest || !rewritten);
+  /* an older one too, without becoming the index's current checkpoint */
+  int flush = encoded && flushed;
   /* not flushed until it is again: a crash in between leaves no claim,
    * here or in the index on the prefix directory (a fetch would take the
    * files half old, half new) */
@@ -472,22 +468,18 @@ static void update_reprotect(int id, int rewritten)
     int marked = scr.rank != 0 || scr_index_file_update(scr.prefix, update_index_incomplete, &id) == SCR_SUCCESS;
     flush = scr_mpi_all_true(marked, scr.comm_world);
   }
-  /* only renamed: the program's rename moved the flushed copies along */
+  /* files only renamed keep their flushed copies, which moved along */
   uint64_t copied = 1;
-  int reflushed = flush && (rewritten ? scr_flush_dataset(id) : scr_flush_dataset_again(id, newest, &copied)) ==
-                               SCR_SUCCESS;
+  int reflushed = flush && scr_flush_dataset_again(id, newest, &copied) == SCR_SUCCESS;
   if (scr.rank != 0) return;
+  const char* what = rewritten ? "changed in place" : "renamed";
   if (!encoded)
-    scr_err("dataset %d was changed in place and its redundancy could not be encoded again: nothing will be "
-            "rebuilt from it", id);
+    scr_err("dataset %d was %s and its redundancy could not be encoded again: nothing will be rebuilt from it",
+            id, what);
   else if (flush && !reflushed)
-    scr_err("dataset %d, changed in place, could not be flushed again: the prefix directory has no whole copy of "
-            "it", id);
-  else if (flushed && !newest && rewritten)
-    scr_warn("dataset %d was changed in place after it was flushed: the prefix directory keeps it as it was", id);
+    scr_err("dataset %d, %s, could not be flushed again: the prefix directory has no whole copy of it", id, what);
   if (encoded)
-    scr_info("preload: dataset %d was %s: its redundancy %s%s in %.3f s", id,
-             rewritten ? "changed in place" : "renamed",
+    scr_info("preload: dataset %d was %s: its redundancy %s%s in %.3f s", id, what,
              renamed ? "took the new names" : "was encoded again",
              !reflushed ? "" : copied == 0 ? " and its flushed copy was moved with it"
                                            : " and it was flushed again", scr_log_seconds() - start);
@@ -533,7 +525,7 @@ void scr_engine_update_reprotect(void)
     }
     /* a rank still changing it: the next meeting point */
     if (!scr_mpi_all_true(!u || u->open == 0, scr.comm_world)) continue;
-    update_reprotect(id, !u || u->rewritten);
+    update_reprotect(id, u && u->rewritten);
     update_forget(id);
   }
 }

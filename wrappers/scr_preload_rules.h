@@ -122,7 +122,7 @@ int scr_preload_rules_match_from(const scr_preload_ruleset* ruleset, int first, 
 int scr_preload_rules_match_name(const scr_preload_ruleset* ruleset, const char* name, size_t length);
 
 /* 0 when the file name (no '/') cannot be the last component of any rule,
- * by a filter of each rule's literal first and last four bytes and shortest
+ * by a filter of each rule's literal first and last two bytes and shortest
  * name, evaluated without a branch per rule; 1 when it may (then
  * scr_preload_rules_match_name decides exactly). "." and ".." may. */
 int scr_preload_rules_name_may_match(const scr_preload_ruleset* ruleset, const char* name, size_t length);

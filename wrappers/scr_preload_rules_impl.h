@@ -60,7 +60,7 @@ typedef struct {
 
 /* eight rules' filters side by side, one compare for all eight (SSE2 on
  * x86-64; the compiler splits the vectors elsewhere): the filters of most
- * rule sets fit in 80 bytes, which the screen reads with no loop. A lane
+ * rule sets fit in 80 bytes, which the screen reads in one step. A lane
  * without a rule never passes: its masked prefix cannot equal its prefix. */
 #define RULES_FILTER_LANES 8
 typedef uint16_t filter_lanes __attribute__((vector_size(16)));

@@ -25,6 +25,9 @@
  *        a change by), as it was last known whole: unchanged since, it is)
  *                                            /REDPATH: the cache path its dataset's
  *        redundancy knows it by, when it was renamed since that was encoded
+ *                                            /FLUSHED_COPY: "dev:ino:mtime" of the copy
+ *        its last flush made on the prefix directory, kept while the cached
+ *        bytes are the ones it copied
  *   DSET/<id>/RANK/<rank>/REDFILE/<cache path>/SIZE, CRC    redundancy data
  *   DSET/<id>/RANK/<rank>/ATTACHED/<cache path>/ORIG, RELPATH, SIZE, CRC
  *        files the preload layer attached to the complete dataset (a pointer
@@ -37,6 +40,7 @@
 #define SCR_FILEMAP_KEY_BEFORE_CTIME "BEFORE_CTIME"
 #define SCR_FILEMAP_KEY_BEFORE_CRC "BEFORE_CRC"
 #define SCR_FILEMAP_KEY_REDUNDANCY_PATH "REDPATH"
+#define SCR_FILEMAP_KEY_FLUSHED_COPY "FLUSHED_COPY"
 
 /* "<cntl_dir>/filemap_<rank>.scr", malloc'd */
 char* scr_filemap_path(const char* cntl_dir, int rank);

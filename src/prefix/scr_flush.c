@@ -72,9 +72,8 @@ scr_kvtree* scr_flush_rank2file_start(int id, scr_kvtree* rank2file)
 /* A copy on the prefix directory is known by its device, inode and change
  * of contents: a rename there (the program's own, of the dataset's
  * directory or of a file) keeps all three, while a file written anew at
- * that path, or rewritten, has another inode or time. */
-#define SCR_FLUSH_KEY_COPY "FLUSHED_COPY"
-
+ * that path, or rewritten, has another inode or time. A change of the
+ * cached file's bytes drops the record (scr_preload_engine_update.c). */
 static int scr_flush_copy_identity(const char* path, char* text, size_t size)
 {
   struct stat st;
@@ -87,7 +86,7 @@ static int scr_flush_copy_identity(const char* path, char* text, size_t size)
 /* 1 when dst is the copy this file's last flush made, moved there since */
 static int scr_flush_copy_is_in_place(const scr_kvtree* meta, const char* dst)
 {
-  const char* recorded = scr_kvtree_get_val(meta, SCR_FLUSH_KEY_COPY);
+  const char* recorded = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
   char now[96];
   return recorded && scr_flush_copy_identity(dst, now, sizeof(now)) && strcmp(recorded, now) == 0;
 }
@@ -122,9 +121,9 @@ int scr_flush_check_copy(int id, const char* src, const char* dst, scr_kvtree* m
     }
     char identity[96];
     if (strcmp(src, dst) != 0 && scr_flush_copy_identity(dst, identity, sizeof(identity)))
-      scr_kvtree_set_kv(meta, SCR_FLUSH_KEY_COPY, identity);
+      scr_kvtree_set_kv(meta, SCR_FILEMAP_KEY_FLUSHED_COPY, identity);
     else
-      scr_kvtree_unset(meta, SCR_FLUSH_KEY_COPY);
+      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
   }
   return ok;
 }
@@ -196,9 +195,13 @@ static int scr_flush_add_to_index(scr_kvtree* index, void* arg)
 {
   struct scr_flush_index_arg* a = arg;
   const char* name = scr_dataset_get_name(a->desc);
+  /* one that was the current checkpoint stays so under a new name */
+  const char* old = scr_index_file_get_name(index, a->id);
+  const char* current = scr_index_file_get_current(index);
+  int was_current = old && current && strcmp(old, current) == 0;
   scr_index_file_add(index, a->id, name, a->desc, 1);
   scr_index_file_set_flushed(index, a->id, time(NULL));
-  if (a->current && scr_dataset_is_checkpoint(a->desc)) scr_index_file_set_current(index, name);
+  if ((a->current || was_current) && scr_dataset_is_checkpoint(a->desc)) scr_index_file_set_current(index, name);
   return SCR_SUCCESS;
 }
 
