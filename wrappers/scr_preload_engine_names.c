@@ -23,10 +23,6 @@
 #include "scr_preload_engine_impl.h"
 #include "scr_preload_state.h"
 
-
-/* rename within the cache: the entry of this rank's filemap follows the file.
- * alone: the other ranks are not renaming with this one (a directory moved
- * by one rank), so no collective may start here */
 /* the flushed copy of one of dataset's files, from, follows its file to `to`
  * on the prefix directory (whose directories there may not exist yet: the
  * view made them); a failure leaves it to the next flush to copy it again */
@@ -43,6 +39,9 @@ static void engine_move_flushed_copy(int dataset, const char* from, const char* 
   free(parent);
 }
 
+/* rename within the cache: the entry of this rank's filemap follows the file.
+ * alone: the other ranks are not renaming with this one (a directory moved
+ * by one rank), so no collective may start here */
 static int engine_rename_cached(const char* cache_from, int dataset, const scr_preload_target* to,
                                 const char* relpath, int alone)
 {
@@ -600,9 +599,11 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled)
   pthread_mutex_lock(&scr_engine_lock);
   struct stat st;
   int rc = -1;
-  if (lstat(t->path, &st) != 0 && scr_view_is_directory(t->path)) {
+  if (scr_view_is_directory(t->path)) {
+    /* there already when another rank of this node made it since the
+     * caller's call failed: the call is worth making again all the same */
     *handled = SCR_PRELOAD_HANDLED;
-    rc = scr_io_mkdir_p(t->path, 0777) == SCR_SUCCESS ? 0 : -1;
+    rc = lstat(t->path, &st) == 0 || scr_io_mkdir_p(t->path, 0777) == SCR_SUCCESS ? 0 : -1;
     if (rc == 0) scr_dbg(1, "preload: %s made %s on the file system (it was virtual)", t->call, t->path);
     else errno = EIO;
   }
