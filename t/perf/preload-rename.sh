@@ -9,7 +9,8 @@
 # that encodes the parity and copies the flushed bytes again costs about one
 # more checkpoint; one that only renames costs little.
 # Node-local storage is a private tmpfs; the cluster is number
-# $SCR_CLUSTER_ID (default 32), removed at exit.
+# $SCR_CLUSTER_ID (default 32), removed at exit. KEEP_ERR=PATH keeps each
+# run's stderr as PATH.WAY.FLUSH (with SCR_DEBUG=1: where the time goes).
 set -eu
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 builddir=${top_builddir:-$srcdir/build}
