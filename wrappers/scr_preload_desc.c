@@ -22,7 +22,7 @@ SCR_PRELOAD_WRAPPER int close(int fd)
 SCR_PRELOAD_WRAPPER int fclose(FILE* stream)
 {
   int (*real)(FILE*) = SCR_REAL(fclose);
-  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE), 1) && real) return real(stream);
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE), 1) && real) return real(stream);
   if (!real) {
     errno = ENOSYS;
     return EOF;

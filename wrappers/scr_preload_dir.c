@@ -170,7 +170,7 @@ static struct dirent64* dir_read(DIR* stream, int is64)
 SCR_PRELOAD_WRAPPER struct dirent* readdir(DIR* stream)
 {
   struct dirent* (*real)(DIR*) = SCR_REAL(readdir);
-  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE) && real != NULL, 1))
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE) && real != NULL, 1))
     return real(stream);
   return (struct dirent*) (void*) dir_read(stream, 0);
 }
@@ -178,7 +178,7 @@ SCR_PRELOAD_WRAPPER struct dirent* readdir(DIR* stream)
 SCR_PRELOAD_WRAPPER struct dirent64* readdir64(DIR* stream)
 {
   struct dirent64* (*real)(DIR*) = SCR_REAL(readdir64);
-  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE) && real != NULL, 1))
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE) && real != NULL, 1))
     return real(stream);
   return dir_read(stream, 1);
 }
@@ -189,7 +189,7 @@ SCR_PRELOAD_WRAPPER void rewinddir(DIR* stream)
   void (*real)(DIR*) = SCR_REAL(rewinddir);
   if (real) real(stream);
   int fd;
-  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE), 1) ||
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE), 1) ||
       !scr_preload_fd_mark(fd = dir_fd(stream)))
     return;
   scr_preload_fd_file file;
@@ -208,7 +208,7 @@ SCR_PRELOAD_WRAPPER int closedir(DIR* stream)
     return -1;
   }
   int fd = -1;
-  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE), 1) ||
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE), 1) ||
       !scr_preload_fd_mark(fd = dir_fd(stream)))
     return real(stream);
   scr_preload_fd_file file, last;

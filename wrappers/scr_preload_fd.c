@@ -21,9 +21,6 @@ typedef struct {
   scr_preload_fd_file file;
 } fd_record;
 
-int scr_preload_fd_active = 0;
-uint32_t* scr_preload_fd_marks = NULL;
-int scr_preload_fd_capacity = 0;
 
 static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the process the marks belong to: a vfork child shares this memory but not
@@ -46,7 +43,7 @@ static void* fd_reserve(size_t bytes)
  * forked child can drop the table with munmap, which is async-signal-safe */
 static int fd_init_locked(void)
 {
-  if (scr_preload_fd_marks) return 0;
+  if (scr_preload_hot.fd_marks) return 0;
   struct rlimit limit;
   rlim_t n = FD_CAPACITY_MIN;
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
@@ -69,8 +66,8 @@ static int fd_init_locked(void)
   fd_free = 0;
   fd_unused = 0;
   fd_files = 0;
-  scr_preload_fd_marks = marks;
-  scr_preload_fd_capacity = (int) n;
+  scr_preload_hot.fd_marks = marks;
+  scr_preload_hot.fd_capacity = (int) n;
   fd_owner = getpid();
   return 0;
 }
@@ -109,11 +106,11 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
   int saved_errno = errno;
   int rc = -1;
   pthread_mutex_lock(&fd_lock);
-  if (fd_init_locked() == 0 && fd >= 0 && fd < scr_preload_fd_capacity && fd_owned()) {
+  if (fd_init_locked() == 0 && fd >= 0 && fd < scr_preload_hot.fd_capacity && fd_owned()) {
     /* a descriptor is never shared by two records: a mark still here means
      * the previous file's descriptor was closed behind our back (a raw
      * system call); that record can only lose it */
-    uint32_t stale = scr_preload_fd_marks[fd];
+    uint32_t stale = scr_preload_hot.fd_marks[fd];
     if (stale) fd_drop_locked(stale, NULL);
     uint32_t id;
     if (fd_free) {
@@ -127,9 +124,9 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
     r->next_free = 0;
     r->file = *file;
     fd_files++;
-    __atomic_store_n(&scr_preload_fd_marks[fd], id, __ATOMIC_RELAXED);
+    __atomic_store_n(&scr_preload_hot.fd_marks[fd], id, __ATOMIC_RELAXED);
     /* release: a reader that sees active also sees the table pointers */
-    __atomic_store_n(&scr_preload_fd_active, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&scr_preload_hot.fd_active, 1, __ATOMIC_RELEASE);
     rc = 0;
   }
   pthread_mutex_unlock(&fd_lock);
@@ -141,10 +138,10 @@ int scr_preload_fd_release(int fd, scr_preload_fd_file* last)
 {
   int rc = 0;
   pthread_mutex_lock(&fd_lock);
-  if (scr_preload_fd_marks && fd >= 0 && fd < scr_preload_fd_capacity && fd_owned()) {
-    uint32_t id = scr_preload_fd_marks[fd];
+  if (scr_preload_hot.fd_marks && fd >= 0 && fd < scr_preload_hot.fd_capacity && fd_owned()) {
+    uint32_t id = scr_preload_hot.fd_marks[fd];
     if (id) {
-      __atomic_store_n(&scr_preload_fd_marks[fd], 0, __ATOMIC_RELAXED);
+      __atomic_store_n(&scr_preload_hot.fd_marks[fd], 0, __ATOMIC_RELAXED);
       rc = fd_drop_locked(id, last);
     }
   }
@@ -156,8 +153,8 @@ int scr_preload_fd_lookup(int fd, scr_preload_fd_file* file)
 {
   int rc = 0;
   pthread_mutex_lock(&fd_lock);
-  if (scr_preload_fd_marks && fd >= 0 && fd < scr_preload_fd_capacity && scr_preload_fd_marks[fd]) {
-    *file = fd_records[scr_preload_fd_marks[fd] - 1].file;
+  if (scr_preload_hot.fd_marks && fd >= 0 && fd < scr_preload_hot.fd_capacity && scr_preload_hot.fd_marks[fd]) {
+    *file = fd_records[scr_preload_hot.fd_marks[fd] - 1].file;
     rc = 1;
   }
   pthread_mutex_unlock(&fd_lock);
@@ -168,12 +165,12 @@ int scr_preload_fd_share(int oldfd, int newfd, scr_preload_fd_file* last)
 {
   int rc = 0;
   pthread_mutex_lock(&fd_lock);
-  if (scr_preload_fd_marks && newfd >= 0 && newfd < scr_preload_fd_capacity && oldfd != newfd && fd_owned()) {
-    uint32_t id = oldfd >= 0 && oldfd < scr_preload_fd_capacity ? scr_preload_fd_marks[oldfd] : 0;
-    uint32_t previous = scr_preload_fd_marks[newfd];
+  if (scr_preload_hot.fd_marks && newfd >= 0 && newfd < scr_preload_hot.fd_capacity && oldfd != newfd && fd_owned()) {
+    uint32_t id = oldfd >= 0 && oldfd < scr_preload_hot.fd_capacity ? scr_preload_hot.fd_marks[oldfd] : 0;
+    uint32_t previous = scr_preload_hot.fd_marks[newfd];
     if (id != previous) {
       if (id) fd_records[id - 1].refs++;
-      __atomic_store_n(&scr_preload_fd_marks[newfd], id, __ATOMIC_RELAXED);
+      __atomic_store_n(&scr_preload_hot.fd_marks[newfd], id, __ATOMIC_RELAXED);
       if (previous) rc = fd_drop_locked(previous, last);
     }
   }
@@ -185,7 +182,7 @@ int scr_preload_fd_count_marked(void)
 {
   int n = 0;
   pthread_mutex_lock(&fd_lock);
-  for (int fd = 0; scr_preload_fd_marks && fd < scr_preload_fd_capacity; fd++) n += scr_preload_fd_marks[fd] != 0;
+  for (int fd = 0; scr_preload_hot.fd_marks && fd < scr_preload_hot.fd_capacity; fd++) n += scr_preload_hot.fd_marks[fd] != 0;
   pthread_mutex_unlock(&fd_lock);
   return n;
 }
@@ -212,12 +209,12 @@ void scr_preload_fd_atfork_parent(void)
  * a count to: the child starts with no marks and no table */
 void scr_preload_fd_atfork_child(void)
 {
-  __atomic_store_n(&scr_preload_fd_active, 0, __ATOMIC_RELAXED);
-  if (scr_preload_fd_marks) munmap(scr_preload_fd_marks, fd_marks_bytes);
+  __atomic_store_n(&scr_preload_hot.fd_active, 0, __ATOMIC_RELAXED);
+  if (scr_preload_hot.fd_marks) munmap(scr_preload_hot.fd_marks, fd_marks_bytes);
   if (fd_records) munmap(fd_records, fd_records_bytes);
-  scr_preload_fd_marks = NULL;
+  scr_preload_hot.fd_marks = NULL;
   fd_records = NULL;
-  scr_preload_fd_capacity = 0;
+  scr_preload_hot.fd_capacity = 0;
   fd_owner = 0;
   fd_free = 0;
   fd_unused = 0;

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "scr_preload_rules.h"
+#include "scr_preload_hot.h"
 
 /* Each tracked open file (one successful open of a matching path) is a
  * record with a count of the descriptors that refer to it; marks[fd] holds
@@ -30,17 +31,14 @@ typedef struct {
 
 /* set (never cleared, except in a forked child) once any descriptor has
  * been marked: until then no descriptor call looks further */
-extern int scr_preload_fd_active;
-extern uint32_t* scr_preload_fd_marks;
-extern int scr_preload_fd_capacity;
 
 /* the record number + 1 of fd, 0 when fd is not ours: one load, none at all
  * in a process that never opened a matching file */
 static inline uint32_t scr_preload_fd_mark(int fd)
 {
-  if (__builtin_expect(!__atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE), 1)) return 0;
-  if ((unsigned) fd >= (unsigned) scr_preload_fd_capacity) return 0;
-  return __atomic_load_n(&scr_preload_fd_marks[fd], __ATOMIC_RELAXED);
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE), 1)) return 0;
+  if ((unsigned) fd >= (unsigned) scr_preload_hot.fd_capacity) return 0;
+  return __atomic_load_n(&scr_preload_hot.fd_marks[fd], __ATOMIC_RELAXED);
 }
 
 /* size the table from RLIMIT_NOFILE (the hard limit, capped, so that a soft

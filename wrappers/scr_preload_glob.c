@@ -29,7 +29,7 @@ static void glob_closedir(void* dir) { closedir(dir); }
       return GLOB_ABORTED; \
     } \
     if ((flags & GLOB_ALTDIRFUNC) || !pglob || !scr_preload_wrap_rules() || \
-        !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED)) \
+        !__atomic_load_n(&scr_preload_hot.directories, __ATOMIC_RELAXED)) \
       return real(pattern, flags, errfunc, pglob); \
     pglob->gl_opendir = glob_opendir; \
     pglob->gl_readdir = readdir_function; \

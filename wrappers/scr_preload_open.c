@@ -422,7 +422,7 @@ static FILE* stdio_reopen(int kind, const char* path, const char* mode, FILE* st
 {
   const scr_preload_ruleset* rules = scr_preload_wrap_rules();
   int oldfd = -1;
-  if (stream && __atomic_load_n(&scr_preload_fd_active, __ATOMIC_ACQUIRE)) {
+  if (stream && __atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE)) {
     int saved_errno = errno;
     oldfd = fileno(stream);
     errno = saved_errno;

@@ -15,8 +15,6 @@
 #include "scr_preload_signal.h"
 #include "scr_preload_state.h"
 
-scr_preload_ruleset* scr_preload_state_ruleset = NULL;
-
 int scr_preload_state_dryrun_flag = 0;
 pid_t scr_preload_state_owner = 0;
 
@@ -39,8 +37,9 @@ void scr_preload_state_install(scr_preload_ruleset* rules)
     scr_preload_state_owner = getpid();
     scr_preload_fd_init();
     scr_preload_signal_install();
+    scr_preload_hot.screen = scr_preload_screen_best();
   }
-  scr_preload_ruleset* old = __atomic_exchange_n(&scr_preload_state_ruleset, rules, __ATOMIC_ACQ_REL);
+  scr_preload_ruleset* old = __atomic_exchange_n(&scr_preload_hot.ruleset, rules, __ATOMIC_ACQ_REL);
   for (size_t i = 0; old && i < sizeof(state_retired) / sizeof(state_retired[0]); i++)
     if (!state_retired[i]) {
       state_retired[i] = old;

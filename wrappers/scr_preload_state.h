@@ -5,14 +5,14 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include "scr_preload_hot.h"
 #include "scr_preload_rules.h"
 
 /* the rule set in force, NULL when no rule is loaded: then every wrapper
  * passes its call straight to libc */
-extern scr_preload_ruleset* scr_preload_state_ruleset;
 static inline const scr_preload_ruleset* scr_preload_state_rules(void)
 {
-  return __atomic_load_n(&scr_preload_state_ruleset, __ATOMIC_ACQUIRE);
+  return __atomic_load_n(&scr_preload_hot.ruleset, __ATOMIC_ACQUIRE);
 }
 
 /* the same for tests and tools, which look it up with dlsym (the variable

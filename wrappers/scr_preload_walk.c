@@ -331,7 +331,7 @@ static int walk_start(const char* root, walk_function function, walk_ftw_functio
 static int walk_routed(void)
 {
   return scr_preload_wrap_rules() && !scr_preload_state_dryrun() &&
-         __atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED);
+         __atomic_load_n(&scr_preload_hot.directories, __ATOMIC_RELAXED);
 }
 
 #define WALK_FLAGS (FTW_PHYS | FTW_MOUNT | FTW_CHDIR | FTW_DEPTH | FTW_ACTIONRETVAL)

@@ -55,11 +55,10 @@ __attribute__((constructor)) static void wrap_constructor(void)
   pthread_atfork(wrap_prepare, wrap_parent, wrap_child);
 }
 
-int scr_preload_wrap_directories = 0;
 
 void scr_preload_hooks_virtual_directories(int enabled)
 {
-  __atomic_store_n(&scr_preload_wrap_directories, enabled != 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&scr_preload_hot.directories, enabled != 0, __ATOMIC_RELAXED);
 }
 
 /* 1 in the process that loaded the rules, 0 in a vfork child (asked only
@@ -185,7 +184,7 @@ int scr_preload_wrap_follow(const scr_preload_ruleset* rules, int dirfd, const c
 {
   /* once per call: the call made again on what the links lead to does not
    * follow again (a link into the view's mirror names the same path again) */
-  if (!rules || scr_preload_wrap_following || !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED) ||
+  if (!rules || scr_preload_wrap_following || !__atomic_load_n(&scr_preload_hot.directories, __ATOMIC_RELAXED) ||
       scr_preload_state_dryrun())
     return 0;
   __asm__("" : "+r"(path));
@@ -248,7 +247,7 @@ void scr_preload_wrap_track(int fd, int kind, const scr_preload_target* t, int h
   int saved_errno = errno;
   scr_preload_real_enter();
   scr_warn("%s %s: descriptor %d lies beyond the preload's table of %d (RLIMIT_NOFILE when the rules were "
-           "loaded); its close is not tracked", t->call, t->path, fd, scr_preload_fd_capacity);
+           "loaded); its close is not tracked", t->call, t->path, fd, scr_preload_hot.fd_capacity);
   scr_preload_real_leave();
   errno = saved_errno;
 }

@@ -53,7 +53,7 @@
   if (__builtin_expect(rules == NULL && real != NULL, 1)) return real(__VA_ARGS__); \
   int screen = real && rules ? scr_preload_lookup_screen(rules, path) : SCR_PRELOAD_EXCLUDE_NONE; \
   if (__builtin_expect(screen == SCR_PRELOAD_EXCLUDE_ALL || (screen == SCR_PRELOAD_EXCLUDE_FILE && \
-                       !__atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED)), 1)) \
+                       !__atomic_load_n(&scr_preload_hot.directories, __ATOMIC_RELAXED)), 1)) \
     return real(__VA_ARGS__); \
   if (screen == SCR_PRELOAD_EXCLUDE_FILE) { \
     int* error = scr_preload_real_errno(); \
@@ -140,8 +140,13 @@ int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* ru
  * (the full lookup must decide). An absolute path that is already normal
  * (no "//", no "/.", no trailing '/') is judged as it stands; a relative
  * one only by its file name (so at best EXCLUDE_FILE). No copy, no system
- * call, a cache line or two: this is what a call on a foreign path costs. */
-int scr_preload_lookup_screen(const scr_preload_ruleset* rules, const char* path);
+ * call, a cache line or two: this is what a call on a foreign path costs.
+ * One implementation per scan, chosen when the rules are installed
+ * (scr_preload_screen_best, in scr_preload_state.h). */
+static inline int scr_preload_lookup_screen(const scr_preload_ruleset* rules, const char* path)
+{
+  return scr_preload_hot.screen(rules, path);
+}
 
 /* a call on (dirfd, path) failed with ENOENT: 1 when a file the view shows
  * stands where it needs a directory (an ancestor: "ckpt.1/rank_0.dat/x";
@@ -152,7 +157,6 @@ int scr_preload_wrap_below_file(const scr_preload_ruleset* rules, const char* ca
 
 /* scr_preload_hooks_virtual_directories: the engine may show directories
  * the file system does not have */
-extern int scr_preload_wrap_directories;
 
 /* 1 when a call on path goes straight to libc though rules are loaded: a
  * path no rule's file can match, or the library's own I/O (asked second:
@@ -168,7 +172,7 @@ static inline int scr_preload_wrap_pass(const scr_preload_ruleset* rules, const 
 static inline int scr_preload_wrap_missing(int result)
 {
   return result == -1 && (errno == ENOENT || errno == ENOTDIR) &&
-         __atomic_load_n(&scr_preload_wrap_directories, __ATOMIC_RELAXED);
+         __atomic_load_n(&scr_preload_hot.directories, __ATOMIC_RELAXED);
 }
 
 /* after such a failure: fill l for the path as a rule directory and return

@@ -37,11 +37,17 @@ cd "$work"
 for k in $(seq 0 $((placements - 1))); do
   printf '%s ' "$k"
   top_builddir="$work/$k" sh "$here/preload-passthrough.sh" 40000 "$rounds" |
-    awk '/10 rules/ { gsub(/[()]/, "", $NF); printf "%s ", $NF } END { print "" }'
+    awk '/10 rules|baseline screen/ { gsub(/[()]/, "", $NF); printf "%s ", $NF } END { print "" }'
 done >ratios.txt
+# per placement: outside, then the baseline screen's, absolute, relative
 awk -v rounds="$rounds" '
-  { printf "placement %d: outside %s, absolute %s, relative %s\n", $1, $2, $3, $4; for (i = 2; i <= 4; i++) sum[i] += $i }
+  {
+    printf "placement %d: outside %s, absolute %s, relative %s (baseline screen: %s, %s, %s)\n",
+           $1, $2, $4, $6, $3, $5, $7
+    for (i = 2; i <= 7; i++) sum[i] += $i
+  }
   END {
     printf "loop ratio, 10 rules, no match, mean over %d placements (%d runs each):\n", NR, rounds
-    printf "  outside the prefix %5.3f, absolute under it %5.3f, relative %5.3f\n", sum[2] / NR, sum[3] / NR, sum[4] / NR
+    printf "  outside the prefix %5.3f, absolute under it %5.3f, relative %5.3f\n", sum[2] / NR, sum[4] / NR, sum[6] / NR
+    printf "  with the baseline screen: %5.3f, %5.3f, %5.3f\n", sum[3] / NR, sum[5] / NR, sum[7] / NR
   }' ratios.txt

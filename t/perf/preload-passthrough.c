@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Usage: preload-passthrough [--load-rules|--load-rules-mpi] PATH ITERATIONS
+/* Usage: preload-passthrough [--load-rules|--load-rules-mpi [--screen NAME]] PATH ITERATIONS
  * Run under LD_PRELOAD=libscr_preload.so, the plain names reach the wrappers
  * while the pointers taken from libc.so.6 itself do not (close and fclose
  * included, so the direct side is libc alone); blocks of calls of
@@ -21,7 +21,8 @@
  * library, when loaded, to read .scrconf now, as MPI_Init will; --load-rules-mpi
  * also turns on virtual rule directories, as the engine does under MPI (a call
  * that no rule's file can match then goes to libc and returns through the
- * wrapper, which looks at its result). */
+ * wrapper, which looks at its result). --screen screens paths with the
+ * implementation NAME ("baseline": no AVX2) in place of the fastest. */
 
 #define BLOCK 200
 
@@ -85,12 +86,14 @@ int main(int argc, char** argv)
 {
   int mpi = argc > 1 && strcmp(argv[1], "--load-rules-mpi") == 0;
   int rules = mpi || (argc > 1 && strcmp(argv[1], "--load-rules") == 0);
-  if (argc != 3 + rules) {
-    fprintf(stderr, "usage: preload-passthrough [--load-rules|--load-rules-mpi] PATH ITERATIONS\n");
+  const char* screen = rules && argc > 3 && strcmp(argv[2], "--screen") == 0 ? argv[3] : NULL;
+  int options = rules + (screen ? 2 : 0);
+  if (argc != 3 + options) {
+    fprintf(stderr, "usage: preload-passthrough [--load-rules|--load-rules-mpi [--screen NAME]] PATH ITERATIONS\n");
     return 2;
   }
-  const char* path = argv[1 + rules];
-  long blocks = atol(argv[2 + rules]) / BLOCK;
+  const char* path = argv[1 + options];
+  long blocks = atol(argv[2 + options]) / BLOCK;
   if (blocks < 1) blocks = 1;
   if (rules) {
     int (*load)(char*, size_t) = (int (*)(char*, size_t)) dlsym(RTLD_DEFAULT, "scr_preload_state_load");
@@ -101,6 +104,11 @@ int main(int argc, char** argv)
     }
     void (*directories)(int) = (void (*)(int)) dlsym(RTLD_DEFAULT, "scr_preload_hooks_virtual_directories");
     if (mpi && directories) directories(1);
+    int (*use)(const char*) = (int (*)(const char*)) dlsym(RTLD_DEFAULT, "scr_preload_screen_use");
+    if (screen && use && use(screen) != 0) {
+      fprintf(stderr, "preload-passthrough: no screen %s in this build or on this processor\n", screen);
+      return 1;
+    }
   }
 
   calls wrapped = { open, close, stat, fopen, fclose };

@@ -35,11 +35,13 @@ for round in $(seq "$rounds"); do
       absolute) path="$work/data/input.dat" ;;
       relative) path=data/input.dat ;;
     esac
-    for config in plain inert rules mpi; do
+    for config in plain inert rules baseline mpi; do
       case $config in
         plain) set -- $("$bench" "$path" "$iterations") ;;
         inert) set -- $(LD_PRELOAD="$preload" "$bench" "$path" "$iterations") ;;
         rules) set -- $(LD_PRELOAD="$preload" "$bench" --load-rules "$path" "$iterations") ;;
+        # the screen without AVX2, where the processor has it (else as above)
+        baseline) set -- $(LD_PRELOAD="$preload" "$bench" --load-rules --screen baseline "$path" "$iterations") ;;
         mpi) set -- $(LD_PRELOAD="$preload" "$bench" --load-rules-mpi "$path" "$iterations") ;;
       esac
       echo "$config $kind $2 $3 $4 $6 $7 $8 ${10} ${11} ${12}"
@@ -69,12 +71,13 @@ awk -v rounds="$rounds" -v iterations="$iterations" '
     printf "iteration together (open, close, stat, fopen, fclose), the ratios weighted by time\n"
     split("outside absolute relative", kinds, " ")
     split("/etc/passwd (outside the prefix),prefix/data/input.dat (absolute),data/input.dat (relative)", labels, ",")
-    split("plain inert rules mpi", configs, " ")
+    split("plain inert rules baseline mpi", configs, " ")
     names["plain"] = "no preload (both libc)"; names["inert"] = "preload, no rules"
-    names["rules"] = "preload, 10 rules, no match"; names["mpi"] = " + virtual dirs (as in MPI)"
+    names["rules"] = "preload, 10 rules, no match"; names["baseline"] = " the same, baseline screen"
+    names["mpi"] = " + virtual dirs (as in MPI)"
     for (k = 1; k <= 3; k++) {
       printf "%s:\n  %-28s %23s %23s %23s %7s\n", labels[k], "", "open+close", "stat", "fopen+fclose", "loop"
-      for (c = 1; c <= 4; c++) {
+      for (c = 1; c <= 5; c++) {
         key = configs[c] " " kinds[k]
         printf "  %-28s", names[configs[c]]
         weighted = 0; straight = 0

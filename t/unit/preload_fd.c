@@ -20,8 +20,8 @@ static void test_records(void)
   is_int(scr_preload_fd_init(), 0, "the table is made");
   struct rlimit limit;
   getrlimit(RLIMIT_NOFILE, &limit);
-  ok(scr_preload_fd_capacity >= 1024 && (rlim_t) scr_preload_fd_capacity >= limit.rlim_cur,
-     "it covers RLIMIT_NOFILE (%d descriptors)", scr_preload_fd_capacity);
+  ok(scr_preload_hot.fd_capacity >= 1024 && (rlim_t) scr_preload_hot.fd_capacity >= limit.rlim_cur,
+     "it covers RLIMIT_NOFILE (%d descriptors)", scr_preload_hot.fd_capacity);
 
   int cookie = 0;
   scr_preload_fd_file f = file_of(3, &cookie), last;
@@ -66,9 +66,9 @@ static void test_records(void)
   is_int(scr_preload_fd_release(40, &last), 1, "the new record is the one left");
   ok(last.cookie == &other, "... the new file's");
 
-  is_int(scr_preload_fd_track(scr_preload_fd_capacity, &f), -1, "a descriptor beyond the table is not tracked");
+  is_int(scr_preload_fd_track(scr_preload_hot.fd_capacity, &f), -1, "a descriptor beyond the table is not tracked");
   is_int(scr_preload_fd_track(-1, &f), -1, "nor a negative one");
-  ok(scr_preload_fd_mark(-1) == 0 && scr_preload_fd_mark(scr_preload_fd_capacity) == 0, "out-of-range marks read 0");
+  ok(scr_preload_fd_mark(-1) == 0 && scr_preload_fd_mark(scr_preload_hot.fd_capacity) == 0, "out-of-range marks read 0");
 }
 
 /* records are reused: many files opened and closed leave none behind */

@@ -10,12 +10,17 @@
 #include "scr_kvtree.h"
 #include "scr_preload_path.h"
 #include "scr_preload_rules.h"
+#include "scr_preload_hot.h"
 #include "scr_preload_wrap.h"
 #include "tap.h"
 
 /* Built twice: as it stands, and with SCR_PRELOAD_SCREEN_PORTABLE, which
  * compiles the screen's portable scan (the one other architectures get)
- * into this program in place of the SSE2 one. */
+ * into this program in place of the SSE2 one. Every test runs on each
+ * implementation this build and this processor have. */
+
+/* the implementation under test */
+static const char* variant = "";
 
 #define PREFIX "/p/run"
 
@@ -91,9 +96,9 @@ static void test_every_place(void)
       wrong += !screen_agrees(set, at, "at offset", offset);
     }
   }
-  ok(tried > 4000, "screen: %d placements tried", tried);
-  is_int(wrong, 0, "screen: the one-pass decision equals the reference at every offset");
-  is_int(scr_preload_lookup_screen(set, NULL), SCR_PRELOAD_EXCLUDE_ALL, "screen: NULL is nothing of the rules");
+  ok(tried > 4000, "%s screen: %d placements tried", variant, tried);
+  is_int(wrong, 0, "%s screen: the one-pass decision equals the reference at every offset", variant);
+  is_int(scr_preload_lookup_screen(set, NULL), SCR_PRELOAD_EXCLUDE_ALL, "%s screen: NULL is nothing of the rules", variant);
   scr_preload_rules_free(&set);
 }
 
@@ -120,7 +125,7 @@ static void test_sound(void)
         unsound++, printf("# directory %s\n", path);
     }
   }
-  is_int(unsound, 0, "screen: never rules out a file or a directory that matches");
+  is_int(unsound, 0, "%s screen: never rules out a file or a directory that matches", variant);
   scr_preload_rules_free(&set);
 }
 
@@ -129,16 +134,16 @@ static void test_prefix_lengths(void)
 {
   scr_preload_ruleset* set = compile("PRELOAD=ckpt.{step}/rank_{rank}.dat\n", "/lustre/project/user/run42");
   is_int(scr_preload_lookup_screen(set, "/lustre/project/user/run42/ckpt.3/rank_1.dat"), SCR_PRELOAD_EXCLUDE_NONE,
-         "long prefix: a rule's file");
+         "%s long prefix: a rule's file", variant);
   is_int(scr_preload_lookup_screen(set, "/lustre/project/user/run43/ckpt.3/rank_1.dat"), SCR_PRELOAD_EXCLUDE_ALL,
-         "long prefix: one byte off near its end");
+         "%s long prefix: one byte off near its end", variant);
   is_int(scr_preload_lookup_screen(set, "/lustre/project/user/run42"), SCR_PRELOAD_EXCLUDE_FILE,
-         "long prefix: the directory itself");
+         "%s long prefix: the directory itself", variant);
   scr_preload_rules_free(&set);
   set = compile("PRELOAD=ab*\n", "/");
-  is_int(scr_preload_lookup_screen(set, "/abc"), SCR_PRELOAD_EXCLUDE_NONE, "root prefix: a rule's file");
+  is_int(scr_preload_lookup_screen(set, "/abc"), SCR_PRELOAD_EXCLUDE_NONE, "%s root prefix: a rule's file", variant);
   is_int(scr_preload_lookup_screen(set, "/etc/passwd"), SCR_PRELOAD_EXCLUDE_FILE,
-         "root prefix: any directory may hold a rule's directory");
+         "%s root prefix: any directory may hold a rule's directory", variant);
   scr_preload_rules_free(&set);
 }
 
@@ -149,7 +154,7 @@ static void test_page_end(void)
   scr_preload_ruleset* set = compile(rules, PREFIX);
   size_t page = (size_t) sysconf(_SC_PAGESIZE);
   char* pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ok(pages != MAP_FAILED && mprotect(pages + page, page, PROT_NONE) == 0, "screen: a page with none after it");
+  ok(pages != MAP_FAILED && mprotect(pages + page, page, PROT_NONE) == 0, "%s screen: a page with none after it", variant);
   int wrong = 0, tried = 0;
   for (size_t p = 0; pages != MAP_FAILED && p < sizeof(paths) / sizeof(paths[0]); p++) {
     size_t n = strlen(paths[p]);
@@ -161,16 +166,25 @@ static void test_page_end(void)
       wrong += !screen_agrees(set, at, "ending this many bytes before the page end:", gap);
     }
   }
-  is_int(wrong, 0, "screen: %d placements at a page's end decide as the reference", tried);
+  is_int(wrong, 0, "%s screen: %d placements at a page's end decide as the reference", variant, tried);
   if (pages != MAP_FAILED) munmap(pages, 2 * page);
   scr_preload_rules_free(&set);
 }
 
 int main(void)
 {
-  test_every_place();
-  test_page_end();
-  test_sound();
-  test_prefix_lengths();
+  static const char* const variants[] = { "baseline", "avx2" };
+  for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+    variant = variants[v];
+    if (scr_preload_screen_use(variant) != 0) {
+      printf("# %s: not in this build or not on this processor\n", variant);
+      continue;
+    }
+    test_every_place();
+    test_page_end();
+    test_sound();
+    test_prefix_lengths();
+  }
+  ok(scr_preload_screen_use("baseline") == 0, "the baseline screen is always there");
   return tap_done();
 }
