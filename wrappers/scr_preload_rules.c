@@ -401,10 +401,20 @@ static int rule_compile(rule* r, const char* pattern, const scr_kvtree* attribut
   return SCR_SUCCESS;
 }
 
-/* the filter of a rule's last component (see name_filter) */
-static void rule_name_filter(const rule* r, name_filter* f)
+/* every entry of table[256] allows the rule of bit, or only the entry of
+ * the literal byte at position `at` of text[0, length) when there is one */
+static void name_table_allow(uint32_t* table, uint32_t bit, const char* text, size_t length, size_t at)
 {
-  memset(f, 0, sizeof(*f));
+  if (at < length) {
+    table[(unsigned char) text[at]] |= bit;
+    return;
+  }
+  for (int c = 0; c < 256; c++) table[c] |= bit;
+}
+
+/* enter the names of rule r, bit `bit`, in the tables (see name_tables) */
+static void rule_name_tables(const rule* r, uint32_t bit, name_tables* t)
+{
   int t0 = r->name_token;
   if (t0 >= r->token_count) return;
   /* literal text at the start of the name, and at its end */
@@ -426,28 +436,22 @@ static void rule_name_filter(const rule* r, name_filter* f)
       tail_length = head_length;
     }
   }
-  unsigned char bytes[2] = { 0, 0 }, mask[2] = { 0, 0 };
-  for (size_t i = 0; i < 2 && i < head_length; i++) {
-    bytes[i] = (unsigned char) head[i];
-    mask[i] = 0xff;
-  }
-  memcpy(&f->prefix, bytes, 2);
-  memcpy(&f->prefix_mask, mask, 2);
-  memset(bytes, 0, sizeof(bytes));
-  memset(mask, 0, sizeof(mask));
-  for (size_t i = 0; i < 2 && i < tail_length; i++) {
-    bytes[1 - i] = (unsigned char) tail[tail_length - 1 - i];
-    mask[1 - i] = 0xff;
-  }
-  memcpy(&f->suffix, bytes, 2);
-  memcpy(&f->suffix_mask, mask, 2);
+  /* a ** inside the name lets it hold '/': what follows the path's last
+   * '/' tells nothing */
+  if (r->name_spans) head_length = tail_length = 0;
+  name_table_allow(t->first, bit, head, head_length, 0);
+  name_table_allow(t->second, bit, head, head_length, 1);
+  name_table_allow(t->penultimate, bit, tail, tail_length, tail_length - 2);
+  name_table_allow(t->last, bit, tail, tail_length, tail_length - 1);
   size_t min_length = 0;
   for (int t = t0; t < r->token_count; t++) {
     const rule_token* k = &r->tokens[t];
     if (k->kind == TOKEN_LITERAL) min_length += k->length - (t == t0 ? r->name_offset : 0);
     else if (k->kind != TOKEN_STAR && k->kind != TOKEN_ANY && k->kind != TOKEN_DIRECTORIES) min_length++;
   }
-  f->min_length = min_length > UINT16_MAX ? UINT16_MAX : (uint16_t) min_length;
+  if (r->name_spans) min_length = 0;
+  for (size_t n = min_length < RULES_NAME_LENGTHS ? min_length : RULES_NAME_LENGTHS - 1; n < RULES_NAME_LENGTHS; n++)
+    t->length[n] |= bit;
 }
 
 static size_t common_length(const char* a, size_t alen, const char* b, size_t blen)
@@ -469,8 +473,7 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
   }
   /* a cache line of its own for the start of the set */
   int total = scr_kvtree_size(descriptors);
-  int groups = (total + RULES_FILTER_LANES - 1) / RULES_FILTER_LANES;
-  size_t bytes = sizeof(scr_preload_ruleset) + (size_t) groups * sizeof(name_filters);
+  size_t bytes = sizeof(scr_preload_ruleset);
   scr_preload_ruleset* set = NULL;
   if (posix_memalign((void**) &set, 64, bytes) != 0) set = NULL;
   if (set) {
@@ -517,21 +520,7 @@ int scr_preload_rules_compile(const scr_kvtree* descriptors, const char* prefix,
       if (r->prefix_length > common) set_add(&set->next, (unsigned char) r->text[common]);
       else set->next_any = 1;
     }
-    set->filter_groups = (set->count + RULES_FILTER_LANES - 1) / RULES_FILTER_LANES;
-    for (int g = 0; g < set->filter_groups; g++) {
-      name_filters* lanes = &set->filters[g];
-      for (int k = 0; k < RULES_FILTER_LANES; k++) {
-        name_filter f = { 1, 0, 0, 0, 0 };   /* no rule: (x & 0) != 1 */
-        int i = RULES_FILTER_LANES * g + k;
-        if (i < set->count) rule_name_filter(&set->rules[i], &f);
-        if (i < set->count && set->rules[i].name_spans) set->filters_pass = 1;
-        lanes->prefix[k] = f.prefix;
-        lanes->prefix_mask[k] = f.prefix_mask;
-        lanes->suffix[k] = f.suffix;
-        lanes->suffix_mask[k] = f.suffix_mask;
-        lanes->min_length[k] = f.min_length;
-      }
-    }
+    for (int i = 0; i < set->count; i++) rule_name_tables(&set->rules[i], 1u << (i < 31 ? i : 31), &set->names);
     if (!set->common) rc = SCR_ERR_NOMEM;
   } else if (rc == SCR_SUCCESS) {
     /* no rule: nothing may match, not even "/" */

@@ -49,25 +49,20 @@ typedef struct {
   int name_spans;              /* 1 when ** lets the last component hold '/' */
 } rule;
 
-/* a rule's file name reduced to what can be checked without branching: its
- * first and last two bytes where the pattern has literal text there, and
- * its shortest length. A name that fits no rule's filter cannot match. */
+/* Which rules a file name may fit, read off four of its bytes and its
+ * length: bit i of first[c] is set when rule i's names may start with byte
+ * c (rules past the 31st share bit 31); second, penultimate and last do the
+ * same for the name's second byte and its last two, where the pattern has
+ * literal text, and length[n] for names of n bytes (the last entry: that
+ * many or more), from the pattern's shortest. A name whose five entries
+ * share no bit matches no rule: five loads and no branch, whatever the
+ * number of rules, where a loop over them cost the screen three more lines
+ * of code. Names shorter than two bytes are not filtered. */
+#define RULES_NAME_LENGTHS 64
 typedef struct {
-  uint16_t prefix, prefix_mask;
-  uint16_t suffix, suffix_mask;
-  uint16_t min_length;
-} name_filter;
-
-/* eight rules' filters side by side, one compare for all eight (SSE2 on
- * x86-64; the compiler splits the vectors elsewhere): the filters of most
- * rule sets fit in 80 bytes, which the screen reads in one step. A lane
- * without a rule never passes: its masked prefix cannot equal its prefix. */
-#define RULES_FILTER_LANES 8
-typedef uint16_t filter_lanes __attribute__((vector_size(16)));
-typedef int16_t filter_hits __attribute__((vector_size(16)));
-typedef struct {
-  filter_lanes prefix, prefix_mask, suffix, suffix_mask, min_length;
-} name_filters;
+  uint32_t first[256], second[256], penultimate[256], last[256];
+  uint32_t length[RULES_NAME_LENGTHS];
+} name_tables;
 
 /* what a foreign path is compared with comes first, in one cache line:
  * after a system call that line may be all the rule set a call touches.
@@ -86,16 +81,12 @@ struct scr_preload_ruleset {
   size_t common_directory_length; /* the same over their literal directories (<= common_length) */
   char* common;                /* longest common prefix of the rules' literal prefixes */
   int count;
-  int filter_groups;           /* groups of eight rules in filters */
-  int filters_pass;            /* some rule's name can hold '/' (a ** inside it): no filtering */
   int next_any;                /* some rule's literal prefix is the common prefix: any byte may follow */
   rule* rules;
   char* prefix;                /* the prefix directory, normalized, ending in '/' */
   size_t prefix_length;
   char_set next;               /* bytes that follow the common prefix in some rule's literal prefix */
-  /* then the filters, in the same allocation: what a name is screened with
-   * lies in the lines right after the common prefix */
-  name_filters filters[];
+  name_tables names;           /* what a file name is screened with */
 };
 
 #endif

@@ -180,21 +180,10 @@ SCREEN_INLINE int name_may_match(const scr_preload_ruleset* ruleset, const char*
     if (length == 0 || (name[0] == '.' && (length == 1 || name[1] == '.'))) return 1;
     if (length < 2) return ruleset->count > 0;
   }
-  if (__builtin_expect(ruleset->filters_pass, 0)) return ruleset->count > 0;
-  uint16_t first = load16(name), last = load16(name + length - 2);
-  uint16_t n = length > UINT16_MAX ? UINT16_MAX : (uint16_t) length;
-  filter_lanes firsts = { first, first, first, first, first, first, first, first };
-  filter_lanes lasts = { last, last, last, last, last, last, last, last };
-  filter_lanes lengths = { n, n, n, n, n, n, n, n };
-  filter_hits hits = { 0, 0, 0, 0, 0, 0, 0, 0 };
-  /* no branch per rule: a mispredicted branch costs more than the arithmetic */
-  const name_filters* f = ruleset->filters;
-  for (int g = 0; g < ruleset->filter_groups; g++, f++)
-    hits |= ((firsts & f->prefix_mask) == f->prefix) & ((lasts & f->suffix_mask) == f->suffix) &
-            (lengths >= f->min_length);
-  uint64_t half[2];
-  memcpy(half, &hits, sizeof(half));
-  return (half[0] | half[1]) != 0;
+  const name_tables* t = &ruleset->names;
+  const unsigned char* bytes = (const unsigned char*) name;
+  return (t->first[bytes[0]] & t->second[bytes[1]] & t->penultimate[bytes[length - 2]] & t->last[bytes[length - 1]] &
+          t->length[length < RULES_NAME_LENGTHS ? length : RULES_NAME_LENGTHS - 1]) != 0;
 }
 
 SCREEN_INLINE int exclude(const scr_preload_ruleset* ruleset, const char* path, size_t length, size_t name)
