@@ -142,7 +142,7 @@ int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* ru
  * one only by its file name (so at best EXCLUDE_FILE). No copy, no system
  * call, a cache line or two: this is what a call on a foreign path costs.
  * One implementation per scan, chosen when the rules are installed
- * (scr_preload_screen_best, in scr_preload_state.h). */
+ * (scr_preload_screen_best, in scr_preload_hot.h). */
 static inline int scr_preload_lookup_screen(const scr_preload_ruleset* rules, const char* path)
 {
   return scr_preload_hot.screen(rules, path);
@@ -154,9 +154,6 @@ static inline int scr_preload_lookup_screen(const scr_preload_ruleset* rules, co
  * as ENOTDIR. Keeps errno. */
 int scr_preload_wrap_below_file(const scr_preload_ruleset* rules, const char* call, int dirfd, const char* path,
                                 int self);
-
-/* scr_preload_hooks_virtual_directories: the engine may show directories
- * the file system does not have */
 
 /* 1 when a call on path goes straight to libc though rules are loaded: a
  * path no rule's file can match, or the library's own I/O (asked second:

@@ -171,6 +171,25 @@ static void test_page_end(void)
   scr_preload_rules_free(&set);
 }
 
+/* the name tables: rules past the 31st share a bit, and a name that a **
+ * lets hold '/' is not filtered by what follows the path's last '/' */
+static void test_name_tables(void)
+{
+  char lines[4096] = "";
+  for (int i = 0; i < 40; i++)
+    snprintf(lines + strlen(lines), sizeof(lines) - strlen(lines), "PRELOAD=r%d_{rank}.x%c\n", i, 'a' + i % 26);
+  scr_preload_ruleset* set = compile(lines, PREFIX);
+  is_int(scr_preload_lookup_screen(set, PREFIX "/r39_4.xn"), SCR_PRELOAD_EXCLUDE_NONE,
+         "%s tables: the 40th rule's file passes", variant);
+  is_int(scr_preload_lookup_screen(set, PREFIX "/q39_4.xn"), SCR_PRELOAD_EXCLUDE_FILE,
+         "%s tables: a name no rule starts with is ruled out", variant);
+  scr_preload_rules_free(&set);
+  set = compile("PRELOAD=out/a**b.dat\n", PREFIX);
+  is_int(scr_preload_lookup_screen(set, PREFIX "/out/ax/yb.dat"), SCR_PRELOAD_EXCLUDE_NONE,
+         "%s tables: a name holding '/' through ** passes", variant);
+  scr_preload_rules_free(&set);
+}
+
 int main(void)
 {
   static const char* const variants[] = { "baseline", "avx2" };
@@ -184,6 +203,7 @@ int main(void)
     test_page_end();
     test_sound();
     test_prefix_lengths();
+    test_name_tables();
   }
   ok(scr_preload_screen_use("baseline") == 0, "the baseline screen is always there");
   return tap_done();
