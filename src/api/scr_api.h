@@ -8,6 +8,12 @@ void scr_api_abandon_output(void);
 /* id of the newest complete checkpoint in cache, -1 if none (same on all ranks) */
 int scr_api_latest_checkpoint(void);
 
+/* SCR_Config's work, with the outcome apart from the value (for the Fortran
+ * binding): SCR_SUCCESS for a setting taken or a query answered, in *value,
+ * which the caller frees; SCR_FAILURE for a line refused (rank 0 says why) or
+ * a key without a value (*value NULL) */
+int scr_api_config(const char* config, char** value);
+
 /* 0 if the library may be called now; logs the problem otherwise */
 int scr_api_check_ready(const char* function);
 

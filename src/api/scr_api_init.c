@@ -164,9 +164,10 @@ static int scr_config_line_parses(const char* line)
   return ok;
 }
 
-const char* SCR_Config(const char* config)
+int scr_api_config(const char* config, char** value)
 {
-  if (!config) return NULL;
+  *value = NULL;
+  if (!config) return SCR_FAILURE;
   /* a query names a key ("KEY") or one descriptor attribute ("CKPT=0 TYPE"):
    * its last word has no '=' and, with several words, its first word has one */
   const char* start = config;
@@ -177,31 +178,43 @@ const char* SCR_Config(const char* config)
   while (last > start && last[-1] != ' ' && last[-1] != '\t') last--;
   size_t first_len = strcspn(start, " \t");
   int is_query = last < end && memchr(last, '=', (size_t) (end - last)) == NULL;
-  if (is_query && (last == start || memchr(start, '=', first_len) != NULL))
-    return scr_param_app_query(config);
+  if (is_query && (last == start || memchr(start, '=', first_len) != NULL)) {
+    *value = scr_param_app_query(config);
+    return *value ? SCR_SUCCESS : SCR_FAILURE;
+  }
   if (scr.initialized) {
     scr_err("SCR_Config(\"%s\") after SCR_Init has no effect: call SCR_Config before SCR_Init",
             config);
-    return NULL;
+    return SCR_FAILURE;
   }
-  if (start == end) return NULL; /* an empty line sets nothing, as in a config file */
+  if (start == end) return SCR_SUCCESS; /* an empty line sets nothing, as in a config file */
   if (is_query) {
     /* "SCR_FLUSH 1" is neither a setting nor a query: SCR_Init will fail */
     if (scr_config_reports())
       scr_err("SCR_Config(\"%s\"): expected KEY=VALUE, KEY=, a descriptor line "
               "(NAME=VALUE KEY=VALUE ...), or KEY to query", config);
     scr_setup_app_config_error = 1;
-    return NULL;
+    return SCR_FAILURE;
   }
   size_t n = (size_t) (end - start);
   int unset = start[n - 1] == '=';
   if (!unset && !scr_config_reports() && !scr_config_line_parses(config)) {
     /* rank 0 prints the reason; this rank only remembers that SCR_Init must fail */
     scr_setup_app_config_error = 1;
-    return NULL;
+    return SCR_FAILURE;
   }
-  if (scr_param_app_set(config) != SCR_SUCCESS) scr_setup_app_config_error = 1;
-  return NULL;
+  if (scr_param_app_set(config) != SCR_SUCCESS) {
+    scr_setup_app_config_error = 1;
+    return SCR_FAILURE;
+  }
+  return SCR_SUCCESS;
+}
+
+const char* SCR_Config(const char* config)
+{
+  char* value;
+  scr_api_config(config, &value);
+  return value;
 }
 
 const char* SCR_Configf(const char* format, ...)
