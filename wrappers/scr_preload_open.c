@@ -275,12 +275,24 @@ static void stdio_track(FILE* f, const scr_preload_target* t, int hooked)
 /* a stream on the descriptor the engine opened: fdopen for fopen; for
  * freopen, which must reuse the caller's FILE, a reopen of the same file
  * through /proc/self/fd (without 'x': the file exists now), after which
- * the engine's descriptor is closed and the stream's carries its record */
-static FILE* stdio_adopt(int kind, const scr_preload_target* t, int fd, void* file, const char* mode, FILE* stream)
+ * the engine's descriptor is closed and the stream's carries its record.
+ * flags: those of mode (stdio_flags). */
+static FILE* stdio_adopt(int kind, const scr_preload_target* t, int fd, void* file, const char* mode, int flags,
+                         FILE* stream)
 {
   scr_preload_wrap_track(fd, SCR_PRELOAD_FD_FILE, t, 1, file);
   FILE* f = NULL;
   if (kind == FOPEN || kind == FOPEN64) {
+    /* glibc's fopen "a" (not "a+") moves the new descriptor to the end of
+     * the file, so that ftell tells the size at once; its fdopen does so only
+     * when it adds O_APPEND itself, and the engine's descriptor has it
+     * already: the seek is made here, and fails the fopen as it would */
+    if ((flags & O_APPEND) && (flags & O_ACCMODE) == O_WRONLY && lseek(fd, 0, SEEK_END) < 0 && errno != ESPIPE) {
+      int error = errno;
+      scr_preload_wrap_close(fd);
+      errno = error;
+      return NULL;
+    }
     f = fdopen(fd, mode);
   } else {
     char proc[64], reopen_mode[16];
@@ -328,7 +340,7 @@ static SCR_PRELOAD_COLD FILE* stdio_matched(int kind, const scr_preload_lookup* 
   if (handled == SCR_PRELOAD_HANDLED) {
     if (fd >= 0) {
       errno = saved_errno;
-      f = stdio_adopt(kind, &l->t, fd, file, mode, stream);
+      f = stdio_adopt(kind, &l->t, fd, file, mode, flags, stream);
     } else {
       /* freopen closes the stream whatever happens to the new file */
       int error = errno;

@@ -61,6 +61,12 @@
  *   walkcd   the same with FTW_CHDIR added
  *   rmwalk   nftw(PATH, FTW_DEPTH | FTW_PHYS) removing each object, as
  *            codes remove an old checkpoint directory: RC as nftw returns
+ *   tell     PATH is HOW=FILE: FILE opened for appending (HOW a, a+ or
+ *            any fopen mode; freopen: fopen(FILE, "r"), then freopen(FILE,
+ *            "a") of that stream; open: open(FILE, O_WRONLY | O_CREAT |
+ *            O_APPEND, 0644)), "abc\n" written, closed: RC is the position
+ *            (ftell, lseek SEEK_CUR) before the write, and a line
+ *            "  = BEFORE AFTER" follows
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -279,13 +285,13 @@ static int write_by_mkstemp(char* pair, int rank)
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
-           WALKCD, OPS };
+           WALKCD, TELL, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode",
                                            "xattrs", "setxattr", "relist", "walk", "rmwalk", "fappend", "freopen",
-                                           "dirstat", "ls", "scanat", "walkcd" };
+                                           "dirstat", "ls", "scanat", "walkcd", "tell" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -380,6 +386,39 @@ static int walk_remove(const char* path, const struct stat* st, int type, struct
   return remove(path);
 }
 
+static int tell_append(const char* spec, char* detail, size_t size)
+{
+  const char* eq = strchr(spec, '=');
+  if (!eq || eq - spec > 7) {
+    errno = EINVAL;
+    return -1;
+  }
+  const char* path = eq + 1;
+  char how[8];
+  snprintf(how, sizeof(how), "%.*s", (int) (eq - spec), spec);
+  long before, after;
+  int ok;
+  if (strcmp(how, "open") == 0) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) return -1;
+    before = (long) lseek(fd, 0, SEEK_CUR);
+    ok = write(fd, "abc\n", 4) == 4;
+    after = (long) lseek(fd, 0, SEEK_CUR);
+    ok = close(fd) == 0 && ok;
+  } else {
+    FILE* f = strcmp(how, "freopen") == 0 ? fopen(path, "r") : fopen(path, how);
+    if (f && strcmp(how, "freopen") == 0) f = freopen(path, "a", f);
+    if (!f) return -1;
+    before = ftell(f);
+    ok = fputs("abc\n", f) >= 0;
+    after = ftell(f);
+    ok = fclose(f) == 0 && ok;
+  }
+  if (!ok) return -1;
+  snprintf(detail, size, "  = %ld %ld\n", before, after);
+  return (int) before;
+}
+
 /* the descriptor of hold, for append and release */
 static int held = -1;
 
@@ -426,6 +465,7 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     unsigned m = st.st_mode & 07777;
     return (int) ((m >> 6 & 7) * 100 + (m >> 3 & 7) * 10 + (m & 7));
   }
+  case TELL: return tell_append(path, detail, size);
   case XATTRS: {
     /* as Python's shutil.copy2 does: list, then read each attribute */
     char names[4096];
