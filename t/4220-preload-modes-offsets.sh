@@ -64,4 +64,23 @@ test_expect_success 'fopen "a" of a checkpoint file that does not exist yet' "
   same fopen-new '$log' mkdir@0:ckpt.1 tell:a=ckpt.1/log_%d.txt read:ckpt.1/log_%d.txt
 "
 
+test_expect_success 'a virtual directory shows the mode mkdir gave it less the umask' "
+  same mkdir-mode '$dat' mkdirm@0:775=ckpt.1 modes@0:ckpt.1 &&
+  expect_grep '^modes@0 ckpt.1: 750 ok\$' mkdir-mode.preload.out &&
+  expect_grep '^  = 750 750 750 750 750 750\$' mkdir-mode.preload.out
+"
+
+test_expect_success 'a virtual directory keeps its mode once files are written in it' "
+  same mkdir-files '$dat' mkdirm@0:751=ckpt.1 write:ckpt.1/rank_%d.dat modes@0:ckpt.1 modes@0:ckpt.1/rank_%d.dat
+"
+
+test_expect_success 'nested virtual directories each show their own mode' "
+  same mkdir-nested 'ckpt.{step}/part/rank_{rank}.dat' mkdirm@0:711=ckpt.1 mkdirm@0:755=ckpt.1/part \
+    write:ckpt.1/part/rank_%d.dat modes@0:ckpt.1/part modes@0:ckpt.1
+"
+
+test_expect_success 'chmod of a virtual directory: stat shows the new mode' "
+  same chmod-dir '$dat' mkdirm@0:750=ckpt.1 chmodm@0:705=ckpt.1 modes@0:ckpt.1 write:ckpt.1/rank_%d.dat modes@0:ckpt.1
+"
+
 test_done

@@ -21,6 +21,12 @@ char* scr_view_find(const char* orig, int* dataset);
 
 /* remember a rule directory made by mkdir (shown by stat and listings) */
 void scr_view_add_directory(const char* path);
+/* the same with the mode mkdir was given: its mirror shows what the kernel's
+ * mkdir would have made of it (the umask applied) */
+void scr_view_make_directory(const char* path, mode_t mode);
+/* 1 and *mode when path is a directory made by mkdir: its permissions as
+ * made (a chmod since then changed its mirror, not this) */
+int scr_view_directory_mode(const char* path, mode_t* mode);
 /* 1 when path is such a directory or holds a file shown by the view */
 int scr_view_is_directory(const char* path);
 /* rmdir of a directory in the view: SCR_VIEW_DIRECTORY_REMOVED when it is

@@ -566,7 +566,6 @@ int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handle
 /* a rule directory exists virtually until the dataset is flushed */
 int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
 {
-  (void) mode;
   /* outside the prefix directory nothing is routed, so nothing is virtual */
   if (!scr.initialized || !t->directory || !scr_path_is_within(t->path, scr.prefix)) return -1;
   pthread_mutex_lock(&scr_engine_lock);
@@ -582,7 +581,7 @@ int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
       errno = ENOENT;
       rc = -1;
     } else {
-      scr_view_add_directory(t->path);
+      scr_view_make_directory(t->path, mode);
     }
     free(parent);
   }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "scr_error.h"
 #include "scr_log.h"
@@ -27,8 +28,9 @@
  * the mirror is matched under the original path the preload names it by
  * (scr_preload_hooks_view_mirror), so it reaches the view like any other and
  * is answered from the cached file; holding no data, a mirror keeps nothing
- * alive that the cache drops. stat of the virtual directory shows the
- * mirror, so the name and a descriptor agree (same device and inode, which
+ * alive that the cache drops. Its directories carry the modes mkdir gave
+ * (mirror_make). stat of the virtual directory shows the mirror, so the
+ * name and a descriptor agree (same device and inode, which
  * shutil.rmtree checks); a refill changes entries in place, so descriptors
  * of subdirectories stay valid. */
 
@@ -71,6 +73,50 @@ static char* mirror_of(const char* orig)
   else if (relpath) path = scr_path_join(mirror_root, relpath);
   free(relpath);
   return path;
+}
+
+/* the mirror directory of the virtual directory orig, made when missing,
+ * with each missing directory on the way from the mirror root: one made by
+ * mkdir gets the permissions it was made with, so that stat of it and
+ * fstat of a descriptor of it show them (C++'s std::filesystem::copy and
+ * Python's shutil.copytree copy them); others those of mkdir(0777), as a
+ * program that makes its directories with mkdir -p would have them. Only a
+ * directory made here is given its mode: a chmod of the virtual directory
+ * since changed its mirror, which then is what stat shows. The mirror root
+ * is 0700 in the private cache directory, so no mode below it opens the
+ * cache to anyone else. 0, or -1 with errno. */
+static int mirror_make(const char* mirror, const char* orig)
+{
+  size_t root = strlen(mirror_root), length = strlen(mirror);
+  if (strncmp(mirror, mirror_root, root) != 0 || (mirror[root] != '/' && mirror[root] != '\0') ||
+      strlen(orig) < length - root) {
+    errno = EINVAL;
+    return -1;
+  }
+  /* orig's components match the mirror's below the root one for one */
+  size_t orig_root = strlen(orig) - (length - root);
+  char* path = strdup(mirror);
+  char* original = strdup(orig);
+  int rc = path && original ? 0 : -1;
+  for (size_t end = root + 1; rc == 0 && end <= length; end++) {
+    if (path[end] != '/' && path[end] != '\0') continue;
+    path[end] = '\0';
+    original[orig_root + end - root] = '\0';
+    mode_t mode = 0777;
+    int given = scr_view_directory_mode(original, &mode);
+    if (mkdir(path, given ? 0700 : mode) == 0) {
+      /* the recorded mode has had the umask of its mkdir taken off already */
+      if (given && chmod(path, mode) != 0) rc = -1;
+    } else if (errno != EEXIST) {
+      rc = -1;
+    }
+    path[end] = mirror[end];
+    original[orig_root + end - root] = orig[orig_root + end - root];
+  }
+  if (!path || !original) errno = ENOMEM;
+  free(original);
+  free(path);
+  return rc;
 }
 
 /* what the view shows below a virtual directory: relative path -> "F" or "D" */
@@ -126,20 +172,26 @@ static void mirror_prune(const char* path, const char* rel, const scr_kvtree* en
   if (d) closedir(d);
 }
 
-static void mirror_fill(const char* mirror, const scr_kvtree* entries)
+static void mirror_fill(const char* dir, const char* mirror, const scr_kvtree* entries)
 {
   for (scr_kvtree_elem* e = scr_kvtree_first(entries); e; e = scr_kvtree_next(e)) {
     const char* kind = mirror_kind(entries, scr_kvtree_elem_key(e));
+    int is_directory = kind && strcmp(kind, "D") == 0;
     char* path = scr_path_join(mirror, scr_kvtree_elem_key(e));
-    char* parent = path ? scr_path_dirname(path) : NULL;
-    int rc = parent ? scr_io_mkdir_p(kind && strcmp(kind, "D") == 0 ? path : parent, 0700) : SCR_ERR_NOMEM;
+    char* orig = scr_path_join(dir, scr_kvtree_elem_key(e));
+    char* parent = path && orig ? scr_path_dirname(path) : NULL;
+    char* orig_parent = parent ? scr_path_dirname(orig) : NULL;
+    int rc = orig_parent && mirror_make(is_directory ? path : parent, is_directory ? orig : orig_parent) == 0
+               ? SCR_SUCCESS : SCR_ERR_IO;
     if (rc == SCR_SUCCESS && kind && strcmp(kind, "F") == 0) {
       int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
       if (fd >= 0) close(fd);
       else if (errno != EEXIST) rc = SCR_ERR_IO;
     }
     if (rc != SCR_SUCCESS) scr_err("cannot show %s in %s: %s", scr_kvtree_elem_key(e), mirror, strerror(errno));
+    free(orig_parent);
     free(parent);
+    free(orig);
     free(path);
   }
 }
@@ -147,7 +199,7 @@ static void mirror_fill(const char* mirror, const scr_kvtree* entries)
 char* scr_mirror_directory(const char* dir, int fill)
 {
   char* mirror = mirror_of(dir);
-  if (!mirror || scr_io_mkdir_p(mirror, 0700) != SCR_SUCCESS) {
+  if (!mirror || mirror_make(mirror, dir) != 0) {
     free(mirror);
     return NULL;
   }
@@ -155,7 +207,7 @@ char* scr_mirror_directory(const char* dir, int fill)
     struct mirror_want want = { dir, scr_kvtree_new() };
     scr_view_each_entry(mirror_want_entry, &want);
     mirror_prune(mirror, "", want.entries);
-    mirror_fill(mirror, want.entries);
+    mirror_fill(dir, mirror, want.entries);
     scr_kvtree_delete(&want.entries);
   }
   return mirror;

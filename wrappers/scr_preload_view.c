@@ -19,9 +19,13 @@
 #include "scr_cache.h"
 #include "scr_preload_engine_impl.h"
 
-/* directories made by mkdir that exist only in the view */
+/* directories made by mkdir that exist only in the view, and the
+ * permissions each was made with (VIEW_MODE_NONE: a directory kept after
+ * its files left the view, whose mode nobody gave) */
 static char** view_directories = NULL;
+static mode_t* view_modes = NULL;
 static int view_directory_count = 0;
+#define VIEW_MODE_NONE ((mode_t) -1)
 
 /* a dataset is shown while it is in progress on this rank, or complete */
 static int view_shows(int id, scr_kvtree* dset)
@@ -101,13 +105,55 @@ char* scr_view_find(const char* orig, int* dataset)
   return view_find_attached_store(orig, dataset);
 }
 
-void scr_view_add_directory(const char* path)
+static void view_add(const char* path, mode_t mode)
 {
   char** grown = realloc(view_directories, (size_t) (view_directory_count + 1) * sizeof(char*));
-  if (!grown) return;
-  view_directories = grown;
+  if (grown) view_directories = grown;
+  mode_t* modes = grown ? realloc(view_modes, (size_t) (view_directory_count + 1) * sizeof(mode_t)) : NULL;
+  if (!modes) return;
+  view_modes = modes;
   view_directories[view_directory_count] = strdup(path);
+  view_modes[view_directory_count] = mode;
   if (view_directories[view_directory_count]) view_directory_count++;
+}
+
+/* the umask, which cannot be read without setting it (umask(2) twice would
+ * change it for every thread in between): the kernel's own figure */
+static mode_t view_umask(void)
+{
+  mode_t mask = 022; /* before Linux 4.7, which says: the usual one */
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  unsigned int value;
+  while (f && fgets(line, sizeof(line), f))
+    if (sscanf(line, "Umask: %o", &value) == 1) {
+      mask = (mode_t) value & 0777;
+      break;
+    }
+  if (f) fclose(f);
+  return mask;
+}
+
+void scr_view_add_directory(const char* path)
+{
+  view_add(path, VIEW_MODE_NONE);
+}
+
+void scr_view_make_directory(const char* path, mode_t mode)
+{
+  /* what the kernel's mkdir keeps of mode: the permissions and the sticky
+   * bit, less the umask */
+  view_add(path, mode & (S_IRWXU | S_IRWXG | S_IRWXO | S_ISVTX) & ~view_umask());
+}
+
+int scr_view_directory_mode(const char* path, mode_t* mode)
+{
+  for (int i = 0; i < view_directory_count; i++)
+    if (view_modes[i] != VIEW_MODE_NONE && strcmp(view_directories[i], path) == 0) {
+      *mode = view_modes[i];
+      return 1;
+    }
+  return 0;
 }
 
 static int view_holds(const char* orig, const char* cache, int id, void* arg)
@@ -167,6 +213,7 @@ void scr_view_forget_directories(const char* path, int only_real)
     if (scr_path_is_within(view_directories[i], path) && (!only_real || lstat(view_directories[i], &st) == 0)) {
       free(view_directories[i]);
       view_directories[i] = view_directories[--view_directory_count];
+      view_modes[i] = view_modes[view_directory_count];
     } else {
       i++;
     }
@@ -185,6 +232,7 @@ int scr_view_remove_directory(const char* path, int remove)
   if (!remove) return SCR_VIEW_DIRECTORY_REMOVED;
   free(view_directories[found]);
   view_directories[found] = view_directories[--view_directory_count];
+  view_modes[found] = view_modes[view_directory_count];
   return SCR_VIEW_DIRECTORY_REMOVED;
 }
 

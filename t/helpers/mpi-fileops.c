@@ -61,6 +61,12 @@
  *   walkcd   the same with FTW_CHDIR added
  *   rmwalk   nftw(PATH, FTW_DEPTH | FTW_PHYS) removing each object, as
  *            codes remove an old checkpoint directory: RC as nftw returns
+ *   mkdirm   PATH is MODE=DIR (MODE in octal): mkdir(DIR, MODE)
+ *   chmodm   PATH is MODE=FILE: chmod(FILE, MODE)
+ *   modes    the permissions of PATH as stat, lstat, fstatat(AT_FDCWD),
+ *            statx, fstat of open(PATH, O_RDONLY) and fstatat in a listing
+ *            of its parent (as ls -l) show them: RC is stat's, in octal
+ *            digits as for mode, and a line "  = S L A X D P" follows
  *   tell     PATH is HOW=FILE: FILE opened for appending (HOW a, a+ or
  *            any fopen mode; freopen: fopen(FILE, "r"), then freopen(FILE,
  *            "a") of that stream; open: open(FILE, O_WRONLY | O_CREAT |
@@ -285,13 +291,14 @@ static int write_by_mkstemp(char* pair, int rank)
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
-           WALKCD, TELL, OPS };
+           WALKCD, MKDIRM, CHMODM, MODES, TELL, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode",
                                            "xattrs", "setxattr", "relist", "walk", "rmwalk", "fappend", "freopen",
-                                           "dirstat", "ls", "scanat", "walkcd", "tell" };
+                                           "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes",
+                                           "tell" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -386,6 +393,54 @@ static int walk_remove(const char* path, const struct stat* st, int type, struct
   return remove(path);
 }
 
+/* st_mode's permissions as octal digits (644 for rw-r--r--) */
+static int mode_digits(mode_t mode)
+{
+  unsigned m = mode & 07777;
+  return (int) ((m >> 9 & 7) * 1000 + (m >> 6 & 7) * 100 + (m >> 3 & 7) * 10 + (m & 7));
+}
+
+/* spec MODE=PATH: the mode, and *path after the '=' (-1 EINVAL without one) */
+static int mode_spec(const char* spec, const char** path)
+{
+  const char* eq = strchr(spec, '=');
+  if (!eq) {
+    errno = EINVAL;
+    return -1;
+  }
+  *path = eq + 1;
+  return (int) strtol(spec, NULL, 8);
+}
+
+static int all_modes(const char* path, char* detail, size_t size)
+{
+  struct stat st;
+  struct statx stx;
+  int m[6];
+  if (stat(path, &st) != 0) return -1;
+  m[0] = mode_digits(st.st_mode);
+  m[1] = lstat(path, &st) == 0 ? mode_digits(st.st_mode) : -1;
+  m[2] = fstatat(AT_FDCWD, path, &st, 0) == 0 ? mode_digits(st.st_mode) : -1;
+  m[3] = statx(AT_FDCWD, path, 0, STATX_MODE, &stx) == 0 ? mode_digits(stx.stx_mode) : -1;
+  int fd = open(path, O_RDONLY);
+  m[4] = fd >= 0 && fstat(fd, &st) == 0 ? mode_digits(st.st_mode) : -1;
+  if (fd >= 0) close(fd);
+  /* the parent listed, the entry stat'ed through the listing's descriptor */
+  char parent[4096];
+  const char* slash = strrchr(path, '/');
+  snprintf(parent, sizeof(parent), "%.*s", slash ? (int) (slash - path) : 1, slash ? path : ".");
+  const char* name = slash ? slash + 1 : path;
+  DIR* d = opendir(parent);
+  struct dirent* e;
+  m[5] = -1;
+  while (d && (e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, name) == 0 && fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      m[5] = mode_digits(st.st_mode);
+  if (d) closedir(d);
+  snprintf(detail, size, "  = %d %d %d %d %d %d\n", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return m[0];
+}
+
 static int tell_append(const char* spec, char* detail, size_t size)
 {
   const char* eq = strchr(spec, '=');
@@ -465,6 +520,17 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     unsigned m = st.st_mode & 07777;
     return (int) ((m >> 6 & 7) * 100 + (m >> 3 & 7) * 10 + (m & 7));
   }
+  case MKDIRM: {
+    const char* dir;
+    int mode = mode_spec(path, &dir);
+    return mode < 0 ? -1 : mkdir(dir, (mode_t) mode);
+  }
+  case CHMODM: {
+    const char* file;
+    int mode = mode_spec(path, &file);
+    return mode < 0 ? -1 : chmod(file, (mode_t) mode);
+  }
+  case MODES: return all_modes(path, detail, size);
   case TELL: return tell_append(path, detail, size);
   case XATTRS: {
     /* as Python's shutil.copy2 does: list, then read each attribute */
