@@ -205,6 +205,24 @@ static int engine_copy_from(int in, const char* cache)
   return rc;
 }
 
+/* O_TRUNC without O_CREAT opens only a file that exists, shown by the view or
+ * on the file system: path (what the view shows, or the path itself) opened
+ * with flags but without O_TRUNC fails as the real open would (ENOENT,
+ * EISDIR, EACCES...) and changes nothing. 0 with the file's mode in *mode,
+ * or -1 with errno */
+static int engine_open_existing(const char* path, int flags, mode_t* mode)
+{
+  struct stat st;
+  int fd = open(path, (flags & ~O_TRUNC) | O_CLOEXEC);  /* inside the guard: the real open */
+  if (fd < 0) return -1;
+  int rc = fstat(fd, &st);
+  int saved_errno = errno;
+  close(fd);
+  errno = saved_errno;
+  if (rc == 0) *mode = st.st_mode & 07777;
+  return rc;
+}
+
 static int engine_open_cache(const char* cache, int flags, mode_t mode, int* handled)
 {
   int fd = open(cache, flags, mode);  /* inside the guard: the real open */
@@ -414,7 +432,14 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     /* the file exists, if only in the cache */
     *handled = SCR_PRELOAD_HANDLED;
     errno = EEXIST;
+  } else if (creating && !(flags & O_CREAT) && engine_open_existing(shown ? shown : t->path, flags, &mode) != 0) {
+    /* O_TRUNC without O_CREAT of a file neither the view nor the file system
+     * has: the real open's failure, before any dataset begins */
+    *handled = SCR_PRELOAD_HANDLED;
   } else if (creating) {
+    /* O_TRUNC without O_CREAT of an existing file (mode is its mode now) is
+     * the new version O_CREAT|O_TRUNC makes of it; its cache file is new */
+    int create = flags & O_CREAT ? flags : (flags & ~O_EXCL) | O_CREAT;
     char* relpath = scr_path_relative_to(scr.prefix, t->path);
     char cache[SCR_MAX_FILENAME];
     int attached = 0;
@@ -431,7 +456,10 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
       int id = attached ? engine.done_id : scr.output_id;
       if (keep >= 0 && strcmp(shown, cache) != 0 && engine_copy_from(keep, cache) != 0)
         scr_err("cannot copy %s to %s for %s opened without O_TRUNC: it starts empty", shown, cache, t->path);
-      fd = engine_open_cache(cache, flags, mode, handled);
+      fd = engine_open_cache(cache, create, mode, handled);
+      /* the file keeps its mode, which open's mode, with the umask, may not give */
+      if (fd >= 0 && create != flags && fchmod(fd, mode) != 0)
+        scr_warn("cannot give %s mode %o: %s", cache, (unsigned) mode, strerror(errno));
       if (fd >= 0) {
         *file = scr_engine_file_new(id, attached, t->path, relpath, cache);
         if (!attached) engine.opened++;

@@ -23,6 +23,10 @@
  *            over its first byte, close
  *   inplace  the same with open(PATH, O_RDWR): an existing file changed in place
  *   rw       open(PATH, O_RDWR), close: opened for writing, left as it was
+ *   rewrite  open(PATH, O_WRONLY | O_TRUNC) without O_CREAT (only an existing
+ *            file), write "new R\n", close
+ *   rewriterw the same with O_RDWR | O_TRUNC, as HDF5's family driver first
+ *            opens each member file
  *   truncate truncate(PATH, 3)
  *   copy     PATH is FROM=TO: FROM read whole, written to TO (O_TRUNC)
  *   hold     open(PATH, O_RDWR | O_APPEND), kept open across the operations
@@ -205,6 +209,17 @@ static int freopen_append(const char* path, int rank)
   return fclose(again) != 0 ? -1 : rc;
 }
 
+/* an existing file opened with flags (O_TRUNC, no O_CREAT), "new R\n" written: 0 or -1 */
+static int write_again(const char* path, int flags, int rank)
+{
+  int fd = open(path, flags);
+  if (fd < 0) return -1;
+  char text[32];
+  int n = snprintf(text, sizeof(text), "new %d\n", rank);
+  int rc = write(fd, text, (size_t) n) == n ? 0 : -1;
+  return close(fd) != 0 ? -1 : rc;
+}
+
 /* open with flags, write "X" at the start when asked, close: 0 or -1 */
 static int open_close(const char* path, int flags, int overwrite)
 {
@@ -291,14 +306,14 @@ static int write_by_mkstemp(char* pair, int rank)
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
-           WALKCD, MKDIRM, CHMODM, MODES, TELL, OPS };
+           WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode",
                                            "xattrs", "setxattr", "relist", "walk", "rmwalk", "fappend", "freopen",
                                            "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes",
-                                           "tell" };
+                                           "tell", "rewrite", "rewriterw" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -494,6 +509,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case EXCL: return open_close(path, O_WRONLY | O_CREAT | O_EXCL, 0);
   case UPDATE: return open_close(path, O_RDWR | O_CREAT, 1);
   case WRITE: return write_new(path, rank);
+  case REWRITE: return write_again(path, O_WRONLY | O_TRUNC, rank);
+  case REWRITERW: return write_again(path, O_RDWR | O_TRUNC, rank);
   case FWRITE: return fwrite_new(path, rank);
   case GLOB: return expand(path, detail, size);
   case STATVFS: {
