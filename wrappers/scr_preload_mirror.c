@@ -105,8 +105,10 @@ static int mirror_make(const char* mirror, const char* orig)
     mode_t mode = 0777;
     int given = scr_view_directory_mode(original, &mode);
     if (mkdir(path, given ? 0700 : mode) == 0) {
-      /* the recorded mode has had the umask of its mkdir taken off already */
-      if (given && chmod(path, mode) != 0) rc = -1;
+      /* the recorded mode has had the umask of its mkdir taken off already;
+       * the owner keeps every right, without which (as another user than
+       * root) the mirror could be neither refilled nor removed */
+      if (given && chmod(path, mode | S_IRWXU) != 0) rc = -1;
     } else if (errno != EEXIST) {
       rc = -1;
     }
