@@ -24,7 +24,8 @@
 /* ATTR_ROUTED(type, name, (parameters), dirfd, path, follow, change, (arguments)):
  * type name_routed(real, failed, saved_errno, parameters...), the real call with
  * `arguments` on the path the view keeps for (dirfd, path) (P in the
- * arguments stands for the path to use), or on path itself. failed: the
+ * arguments stands for the path to use, D for the directory descriptor), or
+ * on path itself. failed: the
  * real call on path was made and failed for a missing name (errno says
  * so); saved_errno: errno before it. A link on the way into the view is
  * followed (follow: also the last component). change: the call changes the
@@ -41,11 +42,21 @@
     char shown[PATH_MAX], followed[PATH_MAX]; \
     scr_preload_lookup l; \
     const char* P = path; \
-    if (!scr_preload_lookup_shown(&l, rules, #name, dirfd, path, shown)) { \
+    int D = dirfd; \
+    /* relative to a virtual directory's mirror: its original path, where \
+     * a file that the view does not show is (scr_preload_wrap.h) */ \
+    char original[PATH_MAX]; \
+    if (scr_preload_wrap_at_marked(D) && scr_preload_wrap_unmirror(D, P, original)) { \
+      D = AT_FDCWD; \
+      P = original; \
+      failed = 0; \
+    } \
+    const char* named = P; \
+    if (!scr_preload_lookup_shown(&l, rules, #name, D, named, shown)) { \
       type rc = failed ? -1 : real arguments; \
       if (rc != -1 || (errno != ENOENT && errno != ENOTDIR)) return rc; \
       int failure = errno; \
-      if (!scr_preload_wrap_follow(rules, dirfd, path, follow, followed) || \
+      if (!scr_preload_wrap_follow(rules, D, named, follow, followed) || \
           !scr_preload_lookup_shown(&l, rules, #name, AT_FDCWD, followed, shown)) { \
         errno = failure; \
         return -1; \
@@ -68,19 +79,26 @@
   SCR_PRELOAD_WRAP_DIRECTORY(name, path, name##_routed(real, 1, saved_errno, __VA_ARGS__), \
                              name##_routed(real, 0, errno, __VA_ARGS__), __VA_ARGS__)
 
+/* the same for the *at forms (SCR_PRELOAD_WRAP_MIRRORED: a descriptor the
+ * table marks goes to name_routed, which takes a mirror's as its original) */
+#define ATTR_BODY_AT(name, dirfd, path, ...) \
+  SCR_PRELOAD_WRAP_DIRECTORY_AT(name, dirfd, path, name##_routed(real, 0, errno, __VA_ARGS__), \
+                                name##_routed(real, 1, saved_errno, __VA_ARGS__), \
+                                name##_routed(real, 0, errno, __VA_ARGS__), __VA_ARGS__)
+
 #define ATTR_FOLLOWS(flags) (((flags) & AT_SYMLINK_NOFOLLOW) == 0)
 
 ATTR_ROUTED(int, chmod, (const char* path, mode_t mode), AT_FDCWD, path, 1, 1, (P, mode))
 ATTR_ROUTED(int, fchmodat, (int dirfd, const char* path, mode_t mode, int flags), dirfd, path, ATTR_FOLLOWS(flags), 1,
-            (dirfd, P, mode, flags))
+            (D, P, mode, flags))
 ATTR_ROUTED(int, chown, (const char* path, uid_t owner, gid_t group), AT_FDCWD, path, 1, 1, (P, owner, group))
 ATTR_ROUTED(int, lchown, (const char* path, uid_t owner, gid_t group), AT_FDCWD, path, 0, 1, (P, owner, group))
 ATTR_ROUTED(int, fchownat, (int dirfd, const char* path, uid_t owner, gid_t group, int flags), dirfd, path,
-            ATTR_FOLLOWS(flags), 1, (dirfd, P, owner, group, flags))
+            ATTR_FOLLOWS(flags), 1, (D, P, owner, group, flags))
 ATTR_ROUTED(int, utime, (const char* path, const struct utimbuf* times), AT_FDCWD, path, 1, 1, (P, times))
 ATTR_ROUTED(int, utimes, (const char* path, const struct timeval* times), AT_FDCWD, path, 1, 1, (P, times))
 ATTR_ROUTED(int, utimensat, (int dirfd, const char* path, const struct timespec* times, int flags), dirfd, path,
-            ATTR_FOLLOWS(flags), 1, (dirfd, P, times, flags))
+            ATTR_FOLLOWS(flags), 1, (D, P, times, flags))
 /* extended attributes: the l forms do not follow the last link */
 ATTR_ROUTED(ssize_t, getxattr, (const char* path, const char* name, void* value, size_t size), AT_FDCWD, path, 1, 0,
             (P, name, value, size))
@@ -102,7 +120,7 @@ SCR_PRELOAD_WRAPPER int chmod(const char* path, mode_t mode)
 
 SCR_PRELOAD_WRAPPER int fchmodat(int dirfd, const char* path, mode_t mode, int flags)
 {
-  ATTR_BODY(fchmodat, path, dirfd, path, mode, flags);
+  ATTR_BODY_AT(fchmodat, dirfd, path, dirfd, path, mode, flags);
 }
 
 SCR_PRELOAD_WRAPPER int chown(const char* path, uid_t owner, gid_t group)
@@ -117,7 +135,7 @@ SCR_PRELOAD_WRAPPER int lchown(const char* path, uid_t owner, gid_t group)
 
 SCR_PRELOAD_WRAPPER int fchownat(int dirfd, const char* path, uid_t owner, gid_t group, int flags)
 {
-  ATTR_BODY(fchownat, path, dirfd, path, owner, group, flags);
+  ATTR_BODY_AT(fchownat, dirfd, path, dirfd, path, owner, group, flags);
 }
 
 SCR_PRELOAD_WRAPPER int utime(const char* path, const struct utimbuf* times)
@@ -133,7 +151,7 @@ SCR_PRELOAD_WRAPPER int utimes(const char* path, const struct timeval times[2])
 /* utimensat(dirfd, NULL, ...) is futimens on dirfd: no path to look up */
 SCR_PRELOAD_WRAPPER int utimensat(int dirfd, const char* path, const struct timespec times[2], int flags)
 {
-  ATTR_BODY(utimensat, path, dirfd, path, times, flags);
+  ATTR_BODY_AT(utimensat, dirfd, path, dirfd, path, times, flags);
 }
 
 SCR_PRELOAD_WRAPPER ssize_t getxattr(const char* path, const char* name, void* value, size_t size)

@@ -18,7 +18,9 @@
 
 enum scr_preload_fd_kind {
   SCR_PRELOAD_FD_FILE = 1,   /* from an open or fopen: scr_preload_hook_close at its end */
-  SCR_PRELOAD_FD_DIR = 2     /* the descriptor of a tracked DIR stream */
+  SCR_PRELOAD_FD_DIR = 2,    /* the descriptor of a tracked DIR stream */
+  SCR_PRELOAD_FD_MIRROR = 3  /* an open of a virtual directory, answered with its mirror
+                              * (scr_preload_wrap_unmirror): nothing happens at its close */
 };
 
 /* what a record carries, handed back when its last descriptor goes */

@@ -1,5 +1,5 @@
 /* scr_preload_materialize.c - calls the layer does not route but that need a
- * rule directory on the file system: chdir, and mkstemp and its kin. */
+ * rule directory on the file system: chdir, fchdir, and mkstemp and its kin. */
 #include "config.h"
 #include <errno.h>
 #include <limits.h>
@@ -41,6 +41,30 @@ static int chdir_routed(int (*real)(const char*), const char* path)
 SCR_PRELOAD_WRAPPER int chdir(const char* path)
 {
   SCR_PRELOAD_WRAP_INERT(chdir, chdir_routed(real, path), path);
+}
+
+/* fchdir to a descriptor of a virtual directory, which is one of its
+ * mirror (scr_preload_wrap.h): there the process would make its files in
+ * the cache, where they are lost at MPI_Finalize, getcwd would name the
+ * cache, and ".." lead into it. So it goes to the original path as chdir
+ * does, the directory made on the file system; a directory that is not
+ * there any more (the view dropped it) is still entered, as the kernel
+ * enters a removed one. The walk of nftw enters mirrors itself
+ * (scr_preload_walk.c), through the real function. */
+static int fchdir_routed(int (*real)(int), int fd)
+{
+  char original[PATH_MAX];
+  int saved_errno = errno;
+  if (scr_preload_wrap_at_marked(fd) && scr_preload_wrap_unmirror(fd, ".", original) &&
+      chdir_routed(SCR_REAL(chdir), original) == 0)
+    return 0;
+  errno = saved_errno;
+  return real ? real(fd) : (int) syscall(SYS_fchdir, fd);
+}
+
+SCR_PRELOAD_WRAPPER int fchdir(int fd)
+{
+  SCR_PRELOAD_WRAP_INERT(fchdir, fchdir_routed(real, fd), fd);
 }
 
 /* mk*temp: the template's directory first; without the real function (only

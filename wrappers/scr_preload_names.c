@@ -36,6 +36,17 @@ static int rename_routed(int kind, const scr_preload_ruleset* rules, int olddir,
                          const char* to, unsigned int flags)
 {
   if (!rules) return rename_real(kind, olddir, from, newdir, to, flags);
+  /* a side relative to a virtual directory's mirror is its original path
+   * (scr_preload_wrap.h) */
+  char original_from[PATH_MAX], original_to[PATH_MAX];
+  if (scr_preload_wrap_at_marked(olddir) && scr_preload_wrap_unmirror(olddir, from, original_from)) {
+    olddir = AT_FDCWD;
+    from = original_from;
+  }
+  if (scr_preload_wrap_at_marked(newdir) && scr_preload_wrap_unmirror(newdir, to, original_to)) {
+    newdir = AT_FDCWD;
+    to = original_to;
+  }
   /* the write-temp-then-rename idiom: either side may be the rule's */
   scr_preload_lookup a, b;
   int what = SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_DIRECTORY;
@@ -114,6 +125,12 @@ static SCR_PRELOAD_COLD int unlink_missing(const scr_preload_ruleset* rules, int
 static int unlink_routed(int kind, const scr_preload_ruleset* rules, int dirfd, const char* path, int flags)
 {
   if (!rules) return unlink_real(kind, dirfd, path, flags);
+  /* relative to a virtual directory's mirror: the original path */
+  char original[PATH_MAX];
+  if (scr_preload_wrap_at_marked(dirfd) && scr_preload_wrap_unmirror(dirfd, path, original)) {
+    dirfd = AT_FDCWD;
+    path = original;
+  }
   scr_preload_lookup l;
   /* only rmdir-like calls can name a rule directory */
   int what = SCR_PRELOAD_LOOKUP_FILE | ((flags & AT_REMOVEDIR) ? SCR_PRELOAD_LOOKUP_DIRECTORY : 0);
@@ -250,6 +267,13 @@ static int mkdir_passed(const scr_preload_ruleset* rules, int is_at, int dirfd, 
 static int mkdir_routed(int is_at, const scr_preload_ruleset* rules, int dirfd, const char* path, mode_t mode)
 {
   if (!rules) return mkdir_real(is_at, dirfd, path, mode);
+  /* in a virtual directory's mirror: the directory is made at its original
+   * path, which materializes the virtual one (mkdir_passed) */
+  char original[PATH_MAX];
+  if (scr_preload_wrap_at_marked(dirfd) && scr_preload_wrap_unmirror(dirfd, path, original)) {
+    dirfd = AT_FDCWD;
+    path = original;
+  }
   scr_preload_lookup l;
   if (!scr_preload_lookup_path(&l, rules, is_at ? "mkdirat" : "mkdir", dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY) ||
       scr_preload_state_dryrun())

@@ -110,7 +110,10 @@ static SCR_PRELOAD_COLD int open_missing(const scr_preload_ruleset* rules, int k
     return -1;
   }
   errno = saved_errno;
-  return open_real(kind, AT_FDCWD, redirect, flags, mode);
+  int fd = open_real(kind, AT_FDCWD, redirect, flags, mode);
+  /* calls relative to it are to act on the original path (scr_preload_wrap.h) */
+  if (fd >= 0) scr_preload_wrap_track(fd, SCR_PRELOAD_FD_MIRROR, &l.t, 0, NULL);
+  return fd;
 }
 
 /* the real open, and the virtual directories' turn when it finds nothing */
@@ -132,6 +135,16 @@ static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t 
   if (__builtin_expect(!scr_preload_lookup_path(&l, rules, open_names[kind], dirfd, path, what), 1))
     return open_passed(rules, kind, dirfd, path, flags, mode);
   return open_matched(kind, &l, dirfd, path, flags, mode);
+}
+
+/* a relative path from a descriptor the table marks: from a virtual
+ * directory's mirror it names the original path, which the open then takes,
+ * as if the application had named it in full (SCR_PRELOAD_WRAP_MIRRORED) */
+static SCR_PRELOAD_COLD int open_mirrored(int kind, int dirfd, const char* path, int flags, mode_t mode)
+{
+  char original[PATH_MAX];
+  if (scr_preload_wrap_unmirror(dirfd, path, original)) return open_routed(kind, AT_FDCWD, original, flags, mode);
+  return open_routed(kind, dirfd, path, flags, mode);
 }
 
 /* the wrappers (SCR_PRELOAD_WRAPPER_VARIADIC): the mode as passed, read only
@@ -156,8 +169,9 @@ static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t 
  * descriptor; open_routed decides the rest: the guard, the full lookup, the
  * engine */
 #define OPEN_BODY(name, kind, dirfd, path, flags, mode, ...) \
-  SCR_PRELOAD_WRAP_DIRECTORY(name, path, open_missing(rules, kind, dirfd, path, flags, mode, saved_errno), \
-                             open_routed(kind, dirfd, path, flags, mode), __VA_ARGS__)
+  SCR_PRELOAD_WRAP_DIRECTORY_AT(name, dirfd, path, open_mirrored(kind, dirfd, path, flags, mode), \
+                                open_missing(rules, kind, dirfd, path, flags, mode, saved_errno), \
+                                open_routed(kind, dirfd, path, flags, mode), __VA_ARGS__)
 
 SCR_PRELOAD_WRAPPER_VARIADIC(open, mode_t mode, const char* path, int flags)
 {

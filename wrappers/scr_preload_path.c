@@ -74,12 +74,19 @@ void scr_preload_hooks_view_mirror(const char* mirror, const char* shown_as)
   __atomic_store_n(&mirror_length, strlen(mirror), __ATOMIC_RELEASE);
 }
 
+/* 1 when the absolute path out[0 .. used) lies in the mirror */
+static int path_in_mirror(const char* out, size_t used)
+{
+  size_t m = __atomic_load_n(&mirror_length, __ATOMIC_ACQUIRE);
+  return m != 0 && used >= m && memcmp(out, mirror_path, m) == 0 && (out[m] == '/' || out[m] == '\0');
+}
+
 /* a resolved path inside the mirror named back as the application knows it
  * (a descriptor of a mirrored directory, or a current directory inside one) */
 static size_t path_unmirror(char* out, size_t used, size_t size)
 {
+  if (!path_in_mirror(out, used)) return used;
   size_t m = __atomic_load_n(&mirror_length, __ATOMIC_ACQUIRE);
-  if (m == 0 || used < m || memcmp(out, mirror_path, m) != 0 || (out[m] != '/' && out[m] != '\0')) return used;
   size_t shown = strlen(mirror_shown_as), rest = used - m;
   if (shown + rest + 1 > size) return 0;
   memmove(out + shown, out + m, rest + 1);
@@ -108,19 +115,41 @@ static size_t path_base(int dirfd, char* out, size_t size)
   return length > 0 && out[0] == '/' ? length : 0;
 }
 
-size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size)
+/* resolve, and *mirrored = 1 when the directory a relative path starts
+ * from lies in the mirror. That directory is named back before path is
+ * applied, so that ".." out of the mirror's top leads where it does from the
+ * directory the mirror stands for (the prefix directory's parent), not into
+ * the cache. */
+static size_t path_resolve(int dirfd, const char* path, char* out, size_t size, int* mirrored)
 {
+  *mirrored = 0;
   if (!path || path[0] == '\0') return 0;
   if (path[0] == '/') return scr_preload_path_normalize(NULL, path, out, size);
 
   /* the base goes into out first, then is normalized together with path;
    * normalizing never makes the text longer than base + '/' + path */
-  if (path_base(dirfd, out, size) == 0) return 0;
+  size_t base = path_base(dirfd, out, size);
+  if (base == 0) return 0;
+  *mirrored = path_in_mirror(out, base);
+  if (*mirrored && path_unmirror(out, base, size) == 0) return 0;
 
   size_t used = 1;
   if (!path_append(out, &used, size, out + 1) || !path_append(out, &used, size, path)) return 0;
   out[used] = '\0';
   return path_unmirror(out, used, size);
+}
+
+size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size)
+{
+  int mirrored;
+  return path_resolve(dirfd, path, out, size, &mirrored);
+}
+
+size_t scr_preload_path_resolve_mirrored(int dirfd, const char* path, char* out, size_t size)
+{
+  int mirrored;
+  size_t length = path_resolve(dirfd, path, out, size, &mirrored);
+  return mirrored ? length : 0;
 }
 
 /* the link out[0 .. used) names (lstat said it is one) spliced into the path

@@ -16,6 +16,11 @@ size_t scr_preload_path_normalize(const char* base, const char* path, char* out,
  * directory cannot be found. Calls getcwd or readlink, never malloc; keeps errno. */
 size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t size);
 
+/* the same, but only for a relative path whose directory (dirfd's, or the
+ * current one) lies in the engine's mirror of virtual directories; 0 for
+ * any other. The result is the original path the mirror stands for. */
+size_t scr_preload_path_resolve_mirrored(int dirfd, const char* path, char* out, size_t size);
+
 /* (dirfd, path) with the symbolic links the file system has on its way
  * followed, as the kernel would, and the rest (from the first name the file
  * system lacks: a directory that exists only in the view) taken lexically;

@@ -83,6 +83,7 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(mkdirat, "mkdirat", NULL, int, (int, const char*, mode_t)) \
   /* calls that are not routed but need such a directory on the file system */ \
   X(chdir, "chdir", NULL, int, (const char*)) \
+  X(fchdir, "fchdir", NULL, int, (int)) \
   X(mkstemp, "mkstemp", NULL, int, (char*)) \
   X(mkstemp64, "mkstemp64", NULL, int, (char*)) \
   X(mkostemp, "mkostemp", NULL, int, (char*, int)) \

@@ -167,13 +167,30 @@ static int stat_routed(const scr_preload_ruleset* rules, const stat_call* c, con
   return stat_missing(rules, c, path, saved_errno);
 }
 
+/* a relative path from a descriptor the table marks: from a virtual
+ * directory's mirror the call is made on the original path, so that a name
+ * the view does not show is answered as the file system answers it (".." is
+ * the directory the mirror's parent stands for); SCR_PRELOAD_WRAP_MIRRORED */
+static SCR_PRELOAD_COLD int stat_mirrored(stat_call* c, const char* path)
+{
+  char original[PATH_MAX];
+  if (scr_preload_wrap_unmirror(c->dirfd, path, original)) {
+    c->dirfd = AT_FDCWD;
+    return stat_routed(scr_preload_wrap_rules(), c, original);
+  }
+  return stat_routed(scr_preload_wrap_rules(), c, path);
+}
+
 /* the real function at once with no rules, or with a path no rule's file
  * can match unless it fails for a missing name (a rule directory may be
  * virtual); the full lookup otherwise. The call's description is made only
  * off the fast path. */
-#define STAT_BODY(name, init, ...) \
-  SCR_PRELOAD_WRAP_DIRECTORY(name, path, ({ stat_call c = init; stat_missing(rules, &c, path, saved_errno); }), \
-                             ({ stat_call c = init; stat_routed(scr_preload_wrap_rules(), &c, path); }), __VA_ARGS__)
+#define STAT_BODY(name, init, ...) STAT_BODY_AT(name, AT_FDCWD, init, __VA_ARGS__)
+#define STAT_BODY_AT(name, dirfd, init, ...) \
+  SCR_PRELOAD_WRAP_DIRECTORY_AT(name, dirfd, path, ({ stat_call c = init; stat_mirrored(&c, path); }), \
+                                ({ stat_call c = init; stat_missing(rules, &c, path, saved_errno); }), \
+                                ({ stat_call c = init; stat_routed(scr_preload_wrap_rules(), &c, path); }), \
+                                __VA_ARGS__)
 
 SCR_PRELOAD_WRAPPER int stat(const char* path, struct stat* buf)
 {
@@ -187,7 +204,7 @@ SCR_PRELOAD_WRAPPER int lstat(const char* path, struct stat* buf)
 
 SCR_PRELOAD_WRAPPER int fstatat(int dirfd, const char* path, struct stat* buf, int flags)
 {
-  STAT_BODY(fstatat, ((stat_call) { FSTATAT, 0, dirfd, flags, 0, 0, buf }), dirfd, path, buf, flags);
+  STAT_BODY_AT(fstatat, dirfd, ((stat_call) { FSTATAT, 0, dirfd, flags, 0, 0, buf }), dirfd, path, buf, flags);
 }
 
 SCR_PRELOAD_WRAPPER int stat64(const char* path, struct stat64* buf)
@@ -202,12 +219,12 @@ SCR_PRELOAD_WRAPPER int lstat64(const char* path, struct stat64* buf)
 
 SCR_PRELOAD_WRAPPER int fstatat64(int dirfd, const char* path, struct stat64* buf, int flags)
 {
-  STAT_BODY(fstatat64, ((stat_call) { FSTATAT64, 0, dirfd, flags, 0, 0, buf }), dirfd, path, buf, flags);
+  STAT_BODY_AT(fstatat64, dirfd, ((stat_call) { FSTATAT64, 0, dirfd, flags, 0, 0, buf }), dirfd, path, buf, flags);
 }
 
 SCR_PRELOAD_WRAPPER int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* buf)
 {
-  STAT_BODY(statx, ((stat_call) { STATX, 0, dirfd, flags, mask, 0, buf }), dirfd, path, flags, mask, buf);
+  STAT_BODY_AT(statx, dirfd, ((stat_call) { STATX, 0, dirfd, flags, mask, 0, buf }), dirfd, path, flags, mask, buf);
 }
 
 /* programs built against glibc before 2.33 call these; no header declares
@@ -231,7 +248,8 @@ SCR_PRELOAD_WRAPPER int __lxstat(int version, const char* path, struct stat* buf
 
 SCR_PRELOAD_WRAPPER int __fxstatat(int version, int dirfd, const char* path, struct stat* buf, int flags)
 {
-  STAT_BODY(__fxstatat, ((stat_call) { FXSTATAT, version, dirfd, flags, 0, 0, buf }), version, dirfd, path, buf, flags);
+  STAT_BODY_AT(__fxstatat, dirfd, ((stat_call) { FXSTATAT, version, dirfd, flags, 0, 0, buf }), version, dirfd, path,
+               buf, flags);
 }
 
 SCR_PRELOAD_WRAPPER int __xstat64(int version, const char* path, struct stat64* buf)
@@ -246,7 +264,8 @@ SCR_PRELOAD_WRAPPER int __lxstat64(int version, const char* path, struct stat64*
 
 SCR_PRELOAD_WRAPPER int __fxstatat64(int version, int dirfd, const char* path, struct stat64* buf, int flags)
 {
-  STAT_BODY(__fxstatat64, ((stat_call) { FXSTATAT64, version, dirfd, flags, 0, 0, buf }), version, dirfd, path, buf, flags);
+  STAT_BODY_AT(__fxstatat64, dirfd, ((stat_call) { FXSTATAT64, version, dirfd, flags, 0, 0, buf }), version, dirfd,
+               path, buf, flags);
 }
 
 SCR_PRELOAD_WRAPPER int access(const char* path, int amode)
@@ -256,5 +275,6 @@ SCR_PRELOAD_WRAPPER int access(const char* path, int amode)
 
 SCR_PRELOAD_WRAPPER int faccessat(int dirfd, const char* path, int amode, int flags)
 {
-  STAT_BODY(faccessat, ((stat_call) { FACCESSAT, 0, dirfd, flags, 0, amode, NULL }), dirfd, path, amode, flags);
+  STAT_BODY_AT(faccessat, dirfd, ((stat_call) { FACCESSAT, 0, dirfd, flags, 0, amode, NULL }), dirfd, path, amode,
+               flags);
 }

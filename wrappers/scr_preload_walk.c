@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "scr_preload_wrap.h"
 
@@ -172,13 +173,21 @@ static int walk_entry(walk_state* w, const char* name)
   return result;
 }
 
+/* the real fchdir: the walk enters a virtual directory's mirror, which
+ * the wrapper would make on the file system instead */
+static int walk_fchdir(int fd)
+{
+  int (*real)(int) = SCR_REAL(fchdir);
+  return real ? real(fd) : (int) syscall(SYS_fchdir, fd);
+}
+
 /* back to the directory that was current before a descent: fd when it
  * could be opened, else ".." (or "/" from the top of the tree) */
 static int walk_return(int fd, int at_root)
 {
   int rc;
   if (fd >= 0) {
-    rc = fchdir(fd);
+    rc = walk_fchdir(fd);
     close(fd);
     if (rc == 0) return 0;
   }
@@ -204,7 +213,7 @@ static int walk_directory(walk_state* w, const struct stat64* st, int top)
   int parent = -1;
   if (w->flags & FTW_CHDIR) {
     if (!top) parent = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fchdir(dirfd(stream)) < 0) {
+    if (walk_fchdir(dirfd(stream)) < 0) {
       int saved_errno = errno;
       if (parent >= 0) close(parent);
       closedir(stream);
@@ -314,7 +323,7 @@ static int walk_start(const char* root, walk_function function, walk_ftw_functio
   }
   int saved_errno = errno;
   if (start >= 0) {
-    if (fchdir(start) < 0) { /* the walk's result stands */ }
+    if (walk_fchdir(start) < 0) { /* the walk's result stands */ }
     close(start);
   } else if (start_name) {
     if (chdir(start_name) < 0) { /* likewise */ }

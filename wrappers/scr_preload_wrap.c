@@ -227,6 +227,12 @@ int scr_preload_wrap_materialize_parent(const char* call, int dirfd, const char*
   return scr_preload_wrap_materialize(call, dirfd, dir);
 }
 
+int scr_preload_wrap_unmirror(int dirfd, const char* path, char* original)
+{
+  __asm__("" : "+r"(path));
+  return path && scr_preload_wrap_rules() && scr_preload_path_resolve_mirrored(dirfd, path, original, PATH_MAX) > 0;
+}
+
 void scr_preload_lookup_resolve(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                                 int dirfd, const char* path)
 {

@@ -48,10 +48,14 @@
 #define SCR_PRELOAD_WRAP_DIRECTORY(name, path, missing, routed, ...) \
   SCR_PRELOAD_WRAP_DIRECTORY_FAILING(name, -1, path, missing, routed, __VA_ARGS__)
 #define SCR_PRELOAD_WRAP_DIRECTORY_FAILING(name, failure, path, missing, routed, ...) \
+  SCR_PRELOAD_WRAP_DIRECTORY_CALL(name, failure, AT_FDCWD, path, routed, missing, routed, __VA_ARGS__)
+/* the one body of both: `mirrored` below (SCR_PRELOAD_WRAP_MIRRORED) */
+#define SCR_PRELOAD_WRAP_DIRECTORY_CALL(name, failure, dirfd, path, mirrored, missing, routed, ...) \
   __typeof__(scr_preload_real.name) real = __atomic_load_n(&scr_preload_real.name, __ATOMIC_RELAXED); \
   const scr_preload_ruleset* rules = scr_preload_state_rules(); \
   if (__builtin_expect(rules == NULL && real != NULL, 1)) return real(__VA_ARGS__); \
   int screen = real && rules ? scr_preload_lookup_screen(rules, path) : SCR_PRELOAD_EXCLUDE_NONE; \
+  SCR_PRELOAD_WRAP_MIRRORED(dirfd, screen, mirrored); \
   if (__builtin_expect(screen == SCR_PRELOAD_EXCLUDE_ALL || (screen == SCR_PRELOAD_EXCLUDE_FILE && \
                        !__atomic_load_n(&scr_preload_hot.directories, __ATOMIC_RELAXED)), 1)) \
     return real(__VA_ARGS__); \
@@ -66,6 +70,26 @@
     return missing; \
   } \
   return routed
+
+/* A descriptor of a rule directory that exists only in the view is one of
+ * its mirror (scr_preload_mirror.c), a tree of empty placeholders in the
+ * cache. A call relative to it that the engine does not take must act on
+ * the original path, not in the mirror, which goes at MPI_Finalize: a log
+ * made there by openat, a directory by mkdirat, would be lost. Such
+ * descriptors are marked in the descriptor table (SCR_PRELOAD_FD_MIRROR, and
+ * a listing's stream as SCR_PRELOAD_FD_DIR), so that telling them from the
+ * others costs the wrappers what a close costs: with AT_FDCWD nothing (the
+ * compiler drops the test), else the table's load, none at all in a process
+ * that never tracked a descriptor. A marked one (also a tracked file's)
+ * takes `mirrored`, which resolves (dirfd, path) in full
+ * (scr_preload_wrap_unmirror). Absolute paths, which ignore dirfd, never do. */
+#define SCR_PRELOAD_WRAP_MIRRORED(dirfd, screen, mirrored) \
+  if (__builtin_expect((screen) != SCR_PRELOAD_EXCLUDE_ALL && scr_preload_wrap_at_marked(dirfd), 0)) \
+    return mirrored
+
+/* SCR_PRELOAD_WRAP_DIRECTORY for the *at calls: `mirrored` as above */
+#define SCR_PRELOAD_WRAP_DIRECTORY_AT(name, dirfd, path, mirrored, missing, routed, ...) \
+  SCR_PRELOAD_WRAP_DIRECTORY_CALL(name, -1, dirfd, path, mirrored, missing, routed, __VA_ARGS__)
 
 /* the same for calls whose paths are always looked up in full (directories) */
 #define SCR_PRELOAD_WRAP_INERT(name, slow, ...) \
@@ -111,6 +135,21 @@ static inline const scr_preload_ruleset* scr_preload_wrap_rules(void)
   if (__builtin_expect(rules == NULL, 1) || scr_preload_real_is_internal()) return NULL;
   return rules;
 }
+
+/* 1 when dirfd is a descriptor the table marks (SCR_PRELOAD_WRAP_MIRRORED) */
+static inline int scr_preload_wrap_at_marked(int dirfd)
+{
+  return dirfd != AT_FDCWD && scr_preload_fd_mark(dirfd) != 0;
+}
+
+/* (dirfd, path), dirfd marked: when path is relative to a directory in the
+ * mirror and the library's own I/O is not calling, 1 with the original path
+ * it stands for in original (PATH_MAX bytes), on which the call is then made
+ * with AT_FDCWD, as if the application had named it in full (so a file or
+ * directory that no rule matches made there materializes the virtual
+ * directory, as an open of the original path does; ".." is the directory
+ * the mirror's parent stands for); 0 otherwise. Keeps errno. */
+int scr_preload_wrap_unmirror(int dirfd, const char* path, char* original);
 
 /* what a lookup asks for */
 enum {

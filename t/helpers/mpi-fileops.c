@@ -77,6 +77,19 @@
  *            O_APPEND, 0644)), "abc\n" written, closed: RC is the position
  *            (ftell, lseek SEEK_CUR) before the write, and a line
  *            "  = BEFORE AFTER" follows
+ *   dirfd    open(PATH, O_RDONLY | O_DIRECTORY), kept (the previous one
+ *            closed) as the descriptor the *at operations below work from
+ *   writeat  openat(dirfd, PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write
+ *            "rank R\n", close
+ *   readat   openat(dirfd, PATH, O_RDONLY), read it whole: RC the bytes
+ *   mkdirat  mkdirat(dirfd, PATH, 0755)
+ *   renameat PATH is FROM=TO: renameat(dirfd, FROM, dirfd, TO)
+ *   unlinkat unlinkat(dirfd, PATH, 0)
+ *   sameat   PATH is NAME=OTHER: fstatat(dirfd, NAME) and stat(OTHER) name
+ *            the same object: RC 1, else 0
+ *   fchdir   fchdir(dirfd) (PATH ignored)
+ *   cwd      getcwd: RC 0, and a line "  = DIR", DIR relative to where
+ *            the program started (PATH ignored)
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -303,17 +316,69 @@ static int write_by_mkstemp(char* pair, int rank)
   return rename(pair, final);
 }
 
+/* the descriptor of dirfd, and the directory the program started in */
+static int at_dir = -1;
+static char start_dir[4096];
+
+static int write_at(const char* path, int rank)
+{
+  int fd = openat(at_dir, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return -1;
+  char text[32];
+  int n = snprintf(text, sizeof(text), "rank %d\n", rank);
+  int rc = write(fd, text, (size_t) n) == n ? 0 : -1;
+  return close(fd) != 0 ? -1 : rc;
+}
+
+static int read_at(const char* path)
+{
+  int fd = openat(at_dir, path, O_RDONLY);
+  if (fd < 0) return -1;
+  char buffer[4096];
+  ssize_t n, total = 0;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) total += n;
+  close(fd);
+  return n < 0 ? -1 : (int) total;
+}
+
+static int same_at(char* pair)
+{
+  char* other = split_pair(pair);
+  struct stat a, b;
+  if (!other || fstatat(at_dir, pair, &a, 0) != 0 || stat(other, &b) != 0) return -1;
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int rename_at(char* pair)
+{
+  char* to = split_pair(pair);
+  return to ? renameat(at_dir, pair, at_dir, to) : -1;
+}
+
+static int current_dir(char* detail, size_t size)
+{
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof(cwd))) return -1;
+  size_t n = strlen(start_dir);
+  const char* shown = strncmp(cwd, start_dir, n) == 0 && (cwd[n] == '/' || cwd[n] == '\0')
+                        ? (cwd[n] ? cwd + n + 1 : ".") : cwd;
+  snprintf(detail, size, "  = %s\n", shown);
+  return 0;
+}
+
 enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, REALPATH, EXCL, UPDATE, WRITE, FWRITE,
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
-           WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, OPS };
+           WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
+           UNLINKAT, SAMEAT, FCHDIR, CWD, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
                                            "crash", "crashrw", "hold", "append", "release", "chmod", "mode",
                                            "xattrs", "setxattr", "relist", "walk", "rmwalk", "fappend", "freopen",
-                                           "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes",
-                                           "tell", "rewrite", "rewriterw" };
+                                           "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes", "tell",
+                                           "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
+                                           "renameat", "unlinkat", "sameat", "fchdir", "cwd" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -568,6 +633,17 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case SCANAT: return scan_at(path, detail, size);
   case FILE_REOPEN: return freopen_append(path, rank);
   case RMWALK: return nftw(path, walk_remove, 4, FTW_DEPTH | FTW_PHYS);
+  case DIRFD:
+    if (at_dir >= 0) close(at_dir);
+    return at_dir = open(path, O_RDONLY | O_DIRECTORY), at_dir < 0 ? -1 : 0;
+  case WRITEAT: return write_at(path, rank);
+  case READAT: return read_at(path);
+  case MKDIRAT: return mkdirat(at_dir, path, 0755);
+  case RENAMEAT: return rename_at(path);
+  case UNLINKAT: return unlinkat(at_dir, path, 0);
+  case SAMEAT: return same_at(path);
+  case FCHDIR: return fchdir(at_dir);
+  case CWD: return current_dir(detail, size);
   case RELIST: {
     /* the same entries again after rewinddir */
     DIR* d = opendir(path);
@@ -616,6 +692,7 @@ int main(int argc, char** argv)
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (!getcwd(start_dir, sizeof(start_dir))) start_dir[0] = '\0';
   for (int i = 1; i < argc; i++) {
     const char* colon = strchr(argv[i], ':');
     size_t op = colon ? (size_t) (colon - argv[i]) : 0;
