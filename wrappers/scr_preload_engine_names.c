@@ -146,8 +146,16 @@ static int engine_drop_cached(const char* cached, int dataset, const char* orig)
    * then finds the file missing and takes an older checkpoint) */
   if (scr.rank == 0 && scr_kvtree_get(scr_kvtree_get(mine, "FILE"), cached) && scr_flush_is_flushed(dataset))
     scr_engine_index_incomplete(dataset);
+  /* an attached file has a copy in .scr/attached.<id>/ too, which every rank
+   * and a restart would show at orig in its place */
+  const char* attached = scr_kvtree_get_val(scr_kvtree_get(scr_kvtree_get(mine, "ATTACHED"), cached), "RELPATH");
+  char* store = attached ? scr_cache_attached_store(dataset, attached) : NULL;
   int rc = unlink(cached);
   int saved_errno = errno;
+  if (store && unlink(store) != 0 && errno != ENOENT)
+    scr_warn("cannot remove %s, the copy of deleted %s: other ranks and a restart still see it (%s)", store, orig,
+             strerror(errno));
+  free(store);
   scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);
   scr_kvtree_unset(scr_kvtree_get(mine, "ATTACHED"), cached);
   scr_cache_save_filemap();

@@ -74,7 +74,9 @@ static int view_match(const char* orig, const char* cache, int id, void* arg)
 }
 
 /* the newest shown dataset with a prefix-directory copy of an attached file
- * (written by another rank, or on a node that was lost) */
+ * (written by another rank, or on a node that was lost); a directory there
+ * only leads to such copies (and stays when the copy below it is deleted):
+ * it is not shown at orig, which may be a directory of the view */
 static char* view_find_attached_store(const char* orig, int* dataset)
 {
   char* relpath = scr_path_relative_to(scr.prefix, orig);
@@ -84,7 +86,8 @@ static char* view_find_attached_store(const char* orig, int* dataset)
     scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
     if (!scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
     char* store = scr_cache_attached_store(id, relpath);
-    if (store && access(store, F_OK) == 0) {
+    struct stat st;
+    if (store && lstat(store, &st) == 0 && S_ISREG(st.st_mode)) {
       found = store;
       *dataset = id;
     } else {
