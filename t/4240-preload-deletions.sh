@@ -85,4 +85,41 @@ test_expect_success 'a checkpoint directory whose attached file was renamed away
   test_cmp attrm.native.out attrm.out
 "
 
+test_expect_success 'unlink of a name written again drops every cached version of it' "
+  fresh again 'PRELOAD=restart_{rank}.dat' &&
+  ops='write:restart_%d.dat update:restart_%d.dat unlink:restart_%d.dat stat:restart_%d.dat' &&
+  native 2 again.native again.native.out \$ops && SCR_FLUSH=0 SCR_CACHE_SIZE=2 pre 2 again again.out \$ops &&
+  test_cmp again.native.out again.out &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=2 pre 2 again again.next.out stat:restart_%d.dat &&
+  expect_grep '^stat restart_0.dat: -1 No such file or directory\$' again.next.out &&
+  ! grep -q 'sees checkpoint' again.next.out.err
+"
+
+test_expect_success 'rename of a name written again to a name no rule matches leaves no version at the old name' "
+  fresh mvout 'PRELOAD=restart_{rank}.dat' &&
+  ops='write:restart_%d.dat update:restart_%d.dat rename:restart_%d.dat=old_%d.dat stat:restart_%d.dat' &&
+  ops=\"\$ops read:old_%d.dat\" &&
+  native 2 mvout.native mvout.native.out \$ops && SCR_FLUSH=0 SCR_CACHE_SIZE=2 pre 2 mvout mvout.out \$ops &&
+  test_cmp mvout.native.out mvout.out
+"
+
+test_expect_success 'rename of a name written again within the cache leaves no version at the old name' "
+  fresh mvin 'PRELOAD=restart_{rank}.dat*' &&
+  ops='write:restart_%d.dat update:restart_%d.dat rename:restart_%d.dat=restart_%d.dat.bak stat:restart_%d.dat' &&
+  ops=\"\$ops read:restart_%d.dat.bak\" &&
+  native 2 mvin.native mvin.native.out \$ops && SCR_FLUSH=0 SCR_CACHE_SIZE=2 pre 2 mvin mvin.out \$ops &&
+  test_cmp mvin.native.out mvin.out && test -n \"\$(find $SCR_CACHE_BASE -name restart_1.dat.bak)\"
+"
+
+for size in 1 2; do
+  test_expect_success "SCR_CACHE_SIZE=$size: a new version deleted while open (close(status='delete')) leaves none" "
+    fresh open$size 'PRELOAD=restart_{rank}.dat' &&
+    ops='write:restart_%d.dat holdnew:restart_%d.dat unlink:restart_%d.dat stat:restart_%d.dat release:-' &&
+    ops=\"\$ops stat:restart_%d.dat\" &&
+    native 2 open$size.native open$size.native.out \$ops &&
+    SCR_FLUSH=0 SCR_CACHE_SIZE=$size pre 2 open$size open$size.out \$ops &&
+    test_cmp open$size.native.out open$size.out
+  "
+done
+
 test_done

@@ -166,6 +166,30 @@ static int engine_drop_cached(const char* cached, int dataset, const char* orig)
   return rc;
 }
 
+/* orig's newest version left the view (unlink, a rename): the older ones
+ * that datasets in cache still hold there go too, as a file system has one
+ * file per name (a name every checkpoint writes again, the version of one
+ * that completed before the rewrite still open). Each older complete
+ * checkpoint that loses its file so is no longer restored, as after any
+ * deletion (engine_drop_cached) */
+static void engine_drop_older(const char* orig)
+{
+  int dataset = -1;
+  char* last = NULL;
+  char* shown;
+  while ((shown = scr_view_find(orig, &dataset)) != NULL) {
+    /* one that cannot go ends the sweep, which must end */
+    if (last && strcmp(last, shown) == 0) {
+      free(shown);
+      break;
+    }
+    free(last);
+    last = shown;
+    if (!engine_drop_shared(shown, orig)) engine_drop_cached(shown, dataset, orig);
+  }
+  free(last);
+}
+
 /* a cached file (this rank's, or its copy of another rank's) renamed to a
  * name no rule matches leaves the cache for the file system, where rename
  * would have put it: copied under a temporary name beside the target and
@@ -204,6 +228,7 @@ static int engine_rename_out(const char* cached, int dataset, int shared, const 
   } else {
     engine_drop_cached(cached, dataset, from->path);
   }
+  engine_drop_older(from->path);
   return 0;
 }
 
@@ -459,6 +484,7 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
     *handled = SCR_PRELOAD_HANDLED;
     rc = engine_rename_cached(cached, dataset, to, relpath, 0) == SCR_SUCCESS ? 0 : -1;
     if (rc != 0) errno = EIO;
+    else if (strcmp(from->path, to->path) != 0) engine_drop_older(from->path);
   } else if ((in_cache || shared) && !rule) {
     /* no longer a checkpoint file: out of the cache */
     *handled = SCR_PRELOAD_HANDLED;
@@ -539,11 +565,15 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
     *handled = SCR_PRELOAD_HANDLED;
     rc = 0;
     unlink(t->path);
+    engine_drop_older(t->path);
   } else if (mine) {
     /* the application drops an old checkpoint file: so does the cache, and
      * the copy on the prefix directory goes as the application asked */
     *handled = SCR_PRELOAD_HANDLED;
     rc = engine_drop_cached(cached, dataset, t->path);
+    int saved_errno = errno;
+    engine_drop_older(t->path);
+    errno = saved_errno;
   } else if (!cached && scr.rank == 0 && lstat(t->path, &st) == 0 && S_ISREG(st.st_mode)) {
     /* a flushed checkpoint that left the cache loses a file where it was
      * flushed: the index stops offering it (the real unlink follows) */

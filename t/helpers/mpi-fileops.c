@@ -32,6 +32,9 @@
  *   hold     open(PATH, O_RDWR | O_APPEND), kept open across the operations
  *            that follow (one at a time); append writes "more\n" through it
  *            (PATH ignored), release closes it
+ *   holdnew  the same with open(PATH, O_RDWR | O_CREAT | O_TRUNC, 0644) and
+ *            "rank R\n" written: a new version, open (gfortran's
+ *            status='replace' before close(status='delete'))
  *   chmod    chmod(PATH, 0444)
  *   mode     stat(PATH): RC is st_mode & 07777, in octal digits (644 for rw-r--r--)
  *   crash    open(PATH, O_RDWR), write "X" over its first byte, and die of
@@ -370,7 +373,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
-           UNLINKAT, SAMEAT, FCHDIR, CWD, OPS };
+           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -378,7 +381,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "xattrs", "setxattr", "relist", "walk", "rmwalk", "fappend", "freopen",
                                            "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes", "tell",
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
-                                           "renameat", "unlinkat", "sameat", "fchdir", "cwd" };
+                                           "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -589,6 +592,12 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case TRUNCATE: return truncate(path, 3);
   case COPY: return copy_pair(path);
   case HOLD: return held = open(path, O_RDWR | O_APPEND), held < 0 ? -1 : 0;
+  case HOLDNEW: {
+    char text[32];
+    int n = snprintf(text, sizeof(text), "rank %d\n", rank);
+    held = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    return held < 0 ? -1 : write(held, text, (size_t) n) == n ? 0 : -1;
+  }
   case APPEND: return write(held, "more\n", 5) == 5 ? 0 : -1;
   case RELEASE: {
     int rc = close(held);
