@@ -118,8 +118,66 @@ for size in 1 2; do
     ops=\"\$ops stat:restart_%d.dat\" &&
     native 2 open$size.native open$size.native.out \$ops &&
     SCR_FLUSH=0 SCR_CACHE_SIZE=$size pre 2 open$size open$size.out \$ops &&
-    test_cmp open$size.native.out open$size.out
+    test_cmp open$size.native.out open$size.out &&
+    SCR_FLUSH=0 SCR_CACHE_SIZE=$size pre 2 open$size open$size.next.out stat:restart_%d.dat &&
+    expect_grep '^stat restart_0.dat: -1 No such file or directory\$' open$size.next.out &&
+    ! grep -q 'sees checkpoint' open$size.next.out.err
   "
 done
+
+test_expect_success 'a new step whose file is deleted while open leaves the checkpoint before it restorable' "
+  fresh step 'PRELOAD=ck.{step}/r_{rank}.dat' &&
+  ops='mkdir@0:ck.1 write:ck.1/r_%d.dat mkdir@0:ck.2 holdnew:ck.2/r_%d.dat unlink:ck.2/r_%d.dat release:- \
+    read:ck.1/r_%d.dat stat:ck.2/r_%d.dat' &&
+  native 2 step.native step.native.out \$ops && SCR_FLUSH=0 SCR_CACHE_SIZE=1 pre 2 step step.out \$ops &&
+  test_cmp step.native.out step.out &&
+  SCR_FLUSH=0 SCR_CACHE_SIZE=1 pre 2 step step.next.out read:ck.1/r_%d.dat &&
+  expect_grep \"sees checkpoint 'ck.1' at its original paths\" step.next.out.err &&
+  expect_grep '^read ck.1/r_0.dat: 7 ok\$' step.next.out
+"
+
+gone='mkdir@0:ckpt mkdir@0:ckpt/step_2 write:ckpt/step_2/rank_%d.bin unlink:ckpt/step_2/rank_%d.bin
+  rmdir@0:ckpt/step_2 rmdir@0:ckpt stat:ckpt'
+
+test_expect_success 'a checkpoint every rank deleted is not flushed at MPI_Finalize, nor restored' "
+  fresh gone 'PRELOAD=ckpt/step_{step}/rank_{rank}.bin' &&
+  native 2 gone.native gone.native.out \$gone && SCR_FLUSH=2 pre 2 gone gone.out \$gone &&
+  test_cmp gone.native.out gone.out &&
+  { scr_index -p $TRASH/gone >gone.index 2>&1; ! grep -q 'ckpt/step_2' gone.index; } &&
+  wipe && SCR_FLUSH=2 pre 2 gone gone.next.out stat:ckpt/step_2/rank_%d.bin &&
+  expect_grep '^stat ckpt/step_2/rank_0.bin: -1 No such file or directory\$' gone.next.out &&
+  ! grep -q 'restarting from' gone.next.out.err
+"
+
+test_expect_success 'a flushed checkpoint every rank deleted is incomplete in the index, and not current' "
+  fresh gone1 'PRELOAD=ckpt/step_{step}/rank_{rank}.bin' &&
+  SCR_FLUSH=1 pre 2 gone1 gone1.out \$gone && test_cmp gone.native.out gone1.out &&
+  scr_index -p $TRASH/gone1 >gone1.index && expect_grep '^ *1  ckpt/step_2 .* INCOMPLETE\$' gone1.index &&
+  ! grep -q ' [*] ' gone1.index &&
+  wipe && SCR_FLUSH=1 pre 2 gone1 gone1.next.out stat:ckpt/step_2/rank_%d.bin &&
+  ! grep -q 'restarting from' gone1.next.out.err
+"
+
+test_expect_success 'a checkpoint one rank deleted its file of is not flushed as complete, nor restored' "
+  fresh half 'PRELOAD=ckpt/step_{step}/rank_{rank}.bin' &&
+  SCR_FLUSH=2 pre 2 half half.out mkdir@0:ckpt mkdir@0:ckpt/step_2 write:ckpt/step_2/rank_%d.bin \
+    unlink@1:ckpt/step_2/rank_%d.bin &&
+  expect_grep '^unlink@1 ckpt/step_2/rank_1.bin: 0 ok\$' half.out &&
+  { scr_index -p $TRASH/half >half.index 2>&1; ! grep -q 'ckpt/step_2 .* ok\$' half.index; } &&
+  SCR_FLUSH=2 pre 2 half half.next.out stat:ckpt/step_2/rank_%d.bin &&
+  ! grep -q 'restarting from\\|sees checkpoint' half.next.out.err
+"
+
+test_expect_success 'the checkpoint before a deleted one is flushed at MPI_Finalize and fetched by the next run' "
+  fresh older 'PRELOAD=ckpt/step_{step}/rank_{rank}.bin' &&
+  SCR_FLUSH=5 SCR_CACHE_SIZE=2 pre 2 older older.out mkdir@0:ckpt mkdir@0:ckpt/step_1 mkdir@0:ckpt/step_2 \
+    write:ckpt/step_1/rank_%d.bin write:ckpt/step_2/rank_%d.bin unlink:ckpt/step_2/rank_%d.bin &&
+  scr_index -p $TRASH/older >older.index && expect_grep '^ *1  ckpt/step_1 .* [*] *ok\$' older.index &&
+  ! grep -q 'ckpt/step_2 .* ok\$' older.index &&
+  wipe && SCR_FLUSH=5 pre 2 older older.next.out read:ckpt/step_1/rank_%d.bin stat:ckpt/step_2/rank_%d.bin &&
+  expect_grep 'restarting from dataset 1 (ckpt/step_1)' older.next.out.err &&
+  printf '%s\\n' 'read ckpt/step_1/rank_0.bin: 7 ok' 'stat ckpt/step_2/rank_0.bin: -1 No such file or directory' \
+    >older.next.expect && test_cmp older.next.expect older.next.out
+"
 
 test_done

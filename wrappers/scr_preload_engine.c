@@ -149,8 +149,11 @@ static void engine_complete(void)
   /* who names the dataset, and whether a rank never reached its FILES= */
   int short_of_files = engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.opened > 0 &&
                        engine.closed < engine.expected;
-  int mine[2] = { engine.step >= 0 ? scr.rank : INT_MAX, -short_of_files }, all[2];
-  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, scr.comm_world);
+  /* and whether some rank kept a file of it: the program may have deleted
+   * them all before it completed (gfortran's close(status='delete')) */
+  int kept = scr_kvtree_size(scr_filemap_get_files(scr.filemap, scr.output_id, scr.rank)) > 0;
+  int mine[3] = { engine.step >= 0 ? scr.rank : INT_MAX, -short_of_files, -kept }, all[3];
+  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, scr.comm_world);
   int root = all[0] == INT_MAX ? 0 : all[0];
   /* a local begin always leaves the rank in output (scr_output_begin), so
    * every rank runs the same collectives below */
@@ -162,8 +165,18 @@ static void engine_complete(void)
              engine.rule ? engine.rule->pattern : "?",
              engine.rule && engine.rule->origin ? engine.rule->origin : "configuration", engine.expected);
   /* a dataset that failed is gone: later files of its step must not join
-   * the one before it */
-  int done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
+   * the one before it. One whose files the program deleted is no checkpoint,
+   * as on a file system: completed, it would be flushed and restored as
+   * one, and would let the cache evict the newest checkpoint that is */
+  int done = 0;
+  if (all[2] == 0) {
+    if (scr.rank == 0)
+      scr_info("preload: every file of dataset %d (%s) was deleted before it completed: it is dropped", id,
+               scr.output_name);
+    scr_api_abandon_output();
+  } else {
+    done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
+  }
   if (done) engine.done_id = id;
   scr_dbg(2, "preload: completing dataset %d took %.6f s", id, scr_log_seconds() - start);
   engine.done_step = done ? engine.step : -1;
@@ -615,6 +628,7 @@ static void engine_finalize(void)
 {
   pthread_mutex_lock(&scr_engine_lock);
   engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_FINALIZE);
+  scr_engine_deletions_settle();
   scr_preload_hooks_virtual_directories(0);
   scr_mirror_finalize();
   scr_share_clear();

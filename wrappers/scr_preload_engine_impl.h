@@ -147,6 +147,11 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled);
 void scr_engine_rename_sync(void);
 /* 1 when this rank renamed a directory since the last sync */
 int scr_engine_rename_pending(void);
+/* collective, lock held, at MPI_Finalize before SCR_Finalize flushes the
+ * newest checkpoint: the cached ones whose files the program deleted on
+ * some rank are marked incomplete (in cache, and in the index when flushed),
+ * so that the newest whole one is flushed and restored instead */
+void scr_engine_deletions_settle(void);
 
 /* each rank's directories in the cache directory, "<name>.<rank>": the
  * mirrors of virtual directories, and the copies of files other ranks wrote */

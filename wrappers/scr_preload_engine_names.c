@@ -16,6 +16,8 @@
 #include "scr_path.h"
 #include "scr_io.h"
 #include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_index_file.h"
 #include "scr_globals.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
@@ -446,6 +448,76 @@ void scr_engine_rename_sync(void)
   free(lengths);
 }
 
+/* ---- checkpoints the program deleted files of. Each rank deletes its own
+ * files, at any time and without the others; a complete dataset that lost
+ * one keeps its count of files (engine_drop_cached), which is what this
+ * rank knows. Only at MPI_Finalize, where every rank is, do the ranks put
+ * that together, before the newest checkpoint is flushed. */
+
+/* 1 when dataset id is a complete checkpoint this rank took apart, or one
+ * that holds no file on any rank */
+static int engine_taken_apart(int id)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  uint64_t files = 0;
+  if (!dset) return 0;
+  if (scr_kvtree_get_uint64(scr_kvtree_get(dset, "DSETDESC"), "FILES", &files) == SCR_SUCCESS && files == 0) return 1;
+  return scr_kvtree_size(scr_filemap_get_files(scr.filemap, id, scr.rank)) !=
+         scr_filemap_get_file_count(scr.filemap, id, scr.rank);
+}
+
+/* the newest complete checkpoint of this rank's filemap below `below` (-1:
+ * no bound), -1 for none */
+static int engine_newest_checkpoint_below(int below)
+{
+  int newest = -1;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+    scr_kvtree* desc = scr_kvtree_get(scr_kvtree_elem_tree(e), "DSETDESC");
+    int id = (int) scr_kvtree_elem_key_int(e);
+    if ((below < 0 || id < below) && id > newest && scr_dataset_is_checkpoint(desc) && scr_dataset_is_complete(desc))
+      newest = id;
+  }
+  return newest;
+}
+
+/* rank 0: index entry id is not whole, nor the checkpoint to restart from */
+static int engine_index_unoffer(scr_kvtree* index, void* arg)
+{
+  int id = *(int*) arg;
+  const char* name = scr_index_file_get_name(index, id);
+  const char* current = scr_index_file_get_current(index);
+  if (name && current && strcmp(name, current) == 0) scr_index_file_unset_current(index);
+  return scr_index_file_mark_incomplete(index, id);
+}
+
+void scr_engine_deletions_settle(void)
+{
+  for (int below = -1;;) {
+    int mine = engine_newest_checkpoint_below(below), latest = -1;
+    MPI_Allreduce(&mine, &latest, 1, MPI_INT, MPI_MAX, scr.comm_world);
+    if (latest < 0) return;
+    below = latest;
+    /* each cached checkpoint (a few: SCR_CACHE_SIZE), so that an older one
+     * that lost files does not stay offered once the newer ones are gone */
+    if (scr_mpi_all_true(!engine_taken_apart(latest), scr.comm_world)) continue;
+    /* not complete any more, on every rank alike: SCR_Finalize flushes the
+     * newest checkpoint that is, and no restart takes this one (nor rebuilds
+     * the deleted files from its redundancy) */
+    scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, latest), "DSETDESC");
+    if (desc) {
+      scr_kvtree_set_kv_int(desc, "COMPLETE", 0);
+      scr_cache_save_filemap();
+    }
+    int flushed = scr_flush_agree_flushed(latest);
+    if (scr.rank == 0) {
+      if (flushed && scr_index_file_update(scr.prefix, engine_index_unoffer, &latest) != SCR_SUCCESS)
+        scr_warn("cannot mark dataset %d incomplete in the index of %s", latest, scr.prefix);
+      scr_info("preload: checkpoint %d lost files the program deleted: it is not flushed or restored as a whole "
+               "checkpoint", latest);
+    }
+  }
+}
+
 int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                          int* handled)
 {
@@ -520,7 +592,9 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
  * mkdir, or emptied by removals) goes when nothing shown is left in it; a
  * directory that shows cached files is not empty, whatever the file system
  * holds, and a shown file is not a directory; the file system decides the
- * rest (the view is changed only when the answer is the view's) */
+ * rest (the view is changed only when the answer is the view's). One made
+ * by mkdir that the file system has now too (a flush made it) leaves the
+ * view when it leaves the file system: else its parent would stay not empty */
 static int engine_rmdir(const scr_preload_target* t, int* handled)
 {
   if (!scr_path_is_within(t->path, scr.prefix)) return -1;
@@ -535,12 +609,16 @@ static int engine_rmdir(const scr_preload_target* t, int* handled)
   } else if (state == SCR_VIEW_DIRECTORY_NOT_EMPTY) {
     *handled = SCR_PRELOAD_HANDLED;
     errno = ENOTEMPTY;
-  } else if (state == SCR_VIEW_DIRECTORY_REMOVED && lstat(t->path, &st) != 0) {
-    scr_view_remove_directory(t->path, 1);
-    scr_mirror_forget(t->path);
-    engine_keep_parent(t->path);
+  } else if (state == SCR_VIEW_DIRECTORY_REMOVED) {
     *handled = SCR_PRELOAD_HANDLED;
-    rc = 0;
+    rc = lstat(t->path, &st) != 0 ? 0 : rmdir(t->path);
+    if (rc == 0) {
+      int saved_errno = errno;
+      scr_view_remove_directory(t->path, 1);
+      scr_mirror_forget(t->path);
+      engine_keep_parent(t->path);
+      errno = saved_errno;
+    }
   }
   free(file);
   pthread_mutex_unlock(&scr_engine_lock);
