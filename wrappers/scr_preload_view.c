@@ -348,7 +348,10 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
     view_each(view_collect, &s);
     for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i], 1);
   }
-  if (l && l->count > 0) {
+  /* a virtual directory with nothing shown below it (made by mkdir and not
+   * written into yet, or left empty when the cache dropped its files) is
+   * answered here too: stat says it exists, so listing it must not fail */
+  if (l && (l->count > 0 || scr_view_is_directory(t->path))) {
     /* the real entries too; this stream is ours, so it is not hooked */
     DIR* real = opendir(t->path);
     int real_errno = errno;

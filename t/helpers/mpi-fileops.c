@@ -48,6 +48,8 @@
  *   freopen  fopen(PATH, "w"), write "rank R\n", freopen(PATH, "a") on the
  *            same stream, write "more\n", fclose
  *   glob     glob(PATH): RC is the number of matches, each on a line "  = M"
+ *   globerr  the same with GLOB_ERR: a directory that cannot be read is an
+ *            error (-1 EIO), not skipped
  *   statvfs  statvfs(PATH)
  *   symlink  PATH is TARGET=LINK: symlink(TARGET, LINK)
  *   stat     stat(PATH): RC is st_size
@@ -169,10 +171,10 @@ static int resolve(const char* path, char* detail, size_t size)
 }
 
 /* glob: RC is the number of matches, each on a line of its own in detail */
-static int expand(const char* pattern, char* detail, size_t size)
+static int expand(const char* pattern, int flags, char* detail, size_t size)
 {
   glob_t g;
-  int rc = glob(pattern, 0, NULL, &g);
+  int rc = glob(pattern, flags, NULL, &g);
   if (rc == GLOB_NOMATCH) return 0;
   if (rc != 0) {
     errno = EIO;
@@ -373,7 +375,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
-           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, OPS };
+           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -381,7 +383,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "xattrs", "setxattr", "relist", "walk", "rmwalk", "fappend", "freopen",
                                            "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes", "tell",
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
-                                           "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew" };
+                                           "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -580,7 +582,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case REWRITE: return write_again(path, O_WRONLY | O_TRUNC, rank);
   case REWRITERW: return write_again(path, O_RDWR | O_TRUNC, rank);
   case FWRITE: return fwrite_new(path, rank);
-  case GLOB: return expand(path, detail, size);
+  case GLOB: return expand(path, 0, detail, size);
+  case GLOBERR: return expand(path, GLOB_ERR, detail, size);
   case STATVFS: {
     struct statvfs st;
     return statvfs(path, &st);
