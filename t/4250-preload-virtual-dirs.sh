@@ -71,4 +71,41 @@ test_expect_success 'directories left empty by the cache: nftw(FTW_DEPTH) remove
   ! test -e $TRASH/evict.pre/ckpt.1
 "
 
+# three checkpoints a second apart, all kept in the cache
+mtime_rule='PRELOAD=ckpt.{step}/rank_{rank}.dat'
+mtime_write=$(for s in 1 2 3; do printf 'mkdir:ckpt.%s write:ckpt.%s/rank_0.dat sleep:1 ' $s $s; done)
+mtime_look='mtime:ckpt.1 mtime:ckpt.2 mtime:ckpt.3 mtime:ckpt.1/rank_0.dat'
+# mtime OUT PATH: the time OUT reports for PATH
+mtime() { sed -n "s|^mtime $2: \([0-9]*\) ok\$|\1|p" "$TRASH/$1"; }
+
+test_expect_success 'three checkpoint directories written a second apart, natively and under the preload' "
+  ops nat mtime.nat nat.mtime \"\$mtime_rule\" $mtime_write $mtime_look &&
+  SCR_CACHE_SIZE=3 ops pre mtime.pre mtime \"\$mtime_rule\" $mtime_write $mtime_look &&
+  ! test -e $TRASH/mtime.pre/ckpt.1 && test -n \"\$(mtime mtime ckpt.1/rank_0.dat)\"
+"
+
+# natively the time of the file's creation, at most a second before its last write
+test_expect_success 'a virtual directory has the time its checkpoint was written, not a later one, as natively' "
+  for out in nat.mtime mtime; do
+    file=\$(mtime \$out ckpt.1/rank_0.dat) && dir=\$(mtime \$out ckpt.1) &&
+      test \$dir -le \$file && test \$dir -ge \$((file - 1)) || { echo \"\$out: \$dir, file \$file\"; exit 1; }
+  done
+"
+
+test_expect_success 'virtual directories are ordered as their checkpoints were written, as natively' "
+  for out in nat.mtime mtime; do
+    test \$(mtime \$out ckpt.1) -lt \$(mtime \$out ckpt.2) && test \$(mtime \$out ckpt.2) -lt \$(mtime \$out ckpt.3) ||
+      exit 1
+  done
+"
+
+test_expect_success 'after a restart they have the same times, in the same order' "
+  (cd $TRASH/mtime.pre && SCR_CACHE_SIZE=3 mpirun 1 env LD_PRELOAD=\"$preload\" \"$fileops\" $mtime_look) \
+    >$TRASH/mtime.again 2>$TRASH/mtime.again.err &&
+  expect_grep \"sees checkpoint 'ckpt.3'\" mtime.again.err &&
+  for d in ckpt.1 ckpt.2 ckpt.3; do test \"\$(mtime mtime \$d)\" = \"\$(mtime mtime.again \$d)\" || exit 1; done &&
+  test \$(mtime mtime.again ckpt.1) -lt \$(mtime mtime.again ckpt.2) &&
+  test \$(mtime mtime.again ckpt.2) -lt \$(mtime mtime.again ckpt.3)
+"
+
 test_done

@@ -167,6 +167,9 @@ void scr_mirror_finalize(void);
  * missing), filled anew with the view's entries below dir when fill is set;
  * malloc'd, NULL on failure */
 char* scr_mirror_directory(const char* dir, int fill);
+/* the mirror of the virtual directory dir gets the time the view gives
+ * dir (scr_preload_view.c) */
+void scr_view_stamp_mirror(const char* dir, const char* mirror);
 /* orig left the view (deleted file, removed directory): its mirror entry goes */
 void scr_mirror_forget(const char* orig);
 

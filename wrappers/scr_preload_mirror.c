@@ -212,6 +212,8 @@ char* scr_mirror_directory(const char* dir, int fill)
     mirror_fill(dir, mirror, want.entries);
     scr_kvtree_delete(&want.entries);
   }
+  /* made or filled just now: its time is the directory's, not now */
+  scr_view_stamp_mirror(dir, mirror);
   return mirror;
 }
 

@@ -3,14 +3,17 @@
 #include "config.h"
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "scr_error.h"
+#include "scr_log.h"
 #include "scr_path.h"
 #include "scr_io.h"
 #include "scr_filemap.h"
@@ -19,13 +22,25 @@
 #include "scr_cache.h"
 #include "scr_preload_engine_impl.h"
 
-/* directories made by mkdir that exist only in the view, and the
- * permissions each was made with (VIEW_MODE_NONE: a directory kept after
- * its files left the view, whose mode nobody gave) */
-static char** view_directories = NULL;
-static mode_t* view_modes = NULL;
+/* directories made by mkdir that exist only in the view: the permissions
+ * each was made with (VIEW_MODE_NONE: a directory kept after its files left
+ * the view, whose mode nobody gave) and when (for its time,
+ * scr_view_stamp_mirror) */
+struct view_directory {
+  char* path;
+  mode_t mode;
+  struct timespec made;
+};
+static struct view_directory* view_directories = NULL;
 static int view_directory_count = 0;
 #define VIEW_MODE_NONE ((mode_t) -1)
+
+/* the last directory moves to slot i (the one there is gone) */
+static void view_directory_drop(int i)
+{
+  free(view_directories[i].path);
+  view_directories[i] = view_directories[--view_directory_count];
+}
 
 /* a dataset is shown while it is in progress on this rank, or complete */
 static int view_shows(int id, scr_kvtree* dset)
@@ -110,14 +125,15 @@ char* scr_view_find(const char* orig, int* dataset)
 
 static void view_add(const char* path, mode_t mode)
 {
-  char** grown = realloc(view_directories, (size_t) (view_directory_count + 1) * sizeof(char*));
-  if (grown) view_directories = grown;
-  mode_t* modes = grown ? realloc(view_modes, (size_t) (view_directory_count + 1) * sizeof(mode_t)) : NULL;
-  if (!modes) return;
-  view_modes = modes;
-  view_directories[view_directory_count] = strdup(path);
-  view_modes[view_directory_count] = mode;
-  if (view_directories[view_directory_count]) view_directory_count++;
+  struct view_directory* grown =
+      realloc(view_directories, (size_t) (view_directory_count + 1) * sizeof(*view_directories));
+  if (!grown) return;
+  view_directories = grown;
+  struct view_directory* d = &view_directories[view_directory_count];
+  d->path = strdup(path);
+  d->mode = mode;
+  clock_gettime(CLOCK_REALTIME, &d->made);
+  if (d->path) view_directory_count++;
 }
 
 /* the umask, which cannot be read without setting it (umask(2) twice would
@@ -152,8 +168,8 @@ void scr_view_make_directory(const char* path, mode_t mode)
 int scr_view_directory_mode(const char* path, mode_t* mode)
 {
   for (int i = 0; i < view_directory_count; i++)
-    if (view_modes[i] != VIEW_MODE_NONE && strcmp(view_directories[i], path) == 0) {
-      *mode = view_modes[i];
+    if (view_directories[i].mode != VIEW_MODE_NONE && strcmp(view_directories[i].path, path) == 0) {
+      *mode = view_directories[i].mode;
       return 1;
     }
   return 0;
@@ -170,7 +186,7 @@ static int view_holds(const char* orig, const char* cache, int id, void* arg)
 int scr_view_is_directory(const char* path)
 {
   for (int i = 0; i < view_directory_count; i++)
-    if (scr_path_is_within(view_directories[i], path)) return 1;
+    if (scr_path_is_within(view_directories[i].path, path)) return 1;
   return view_each(view_holds, (void*) path);
 }
 
@@ -190,7 +206,7 @@ int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is
 {
   struct view_entries v = { visit, arg };
   int rc = view_each(view_entry_file, &v);
-  for (int i = 0; !rc && i < view_directory_count; i++) rc = visit(view_directories[i], NULL, 1, arg);
+  for (int i = 0; !rc && i < view_directory_count; i++) rc = visit(view_directories[i].path, NULL, 1, arg);
   return rc;
 }
 
@@ -198,14 +214,14 @@ void scr_view_rename_directories(const char* from, const char* to)
 {
   size_t n = strlen(from);
   for (int i = 0; i < view_directory_count; i++) {
-    const char* d = view_directories[i];
+    const char* d = view_directories[i].path;
     if (strncmp(d, from, n) != 0 || (d[n] != '/' && d[n] != '\0')) continue;
     size_t length = strlen(to) + strlen(d + n) + 1;
     char* moved = malloc(length);
     if (!moved) continue;
     snprintf(moved, length, "%s%s", to, d + n);
-    free(view_directories[i]);
-    view_directories[i] = moved;
+    free(view_directories[i].path);
+    view_directories[i].path = moved;
   }
 }
 
@@ -213,10 +229,9 @@ void scr_view_forget_directories(const char* path, int only_real)
 {
   struct stat st;
   for (int i = 0; i < view_directory_count;) {
-    if (scr_path_is_within(view_directories[i], path) && (!only_real || lstat(view_directories[i], &st) == 0)) {
-      free(view_directories[i]);
-      view_directories[i] = view_directories[--view_directory_count];
-      view_modes[i] = view_modes[view_directory_count];
+    if (scr_path_is_within(view_directories[i].path, path) &&
+        (!only_real || lstat(view_directories[i].path, &st) == 0)) {
+      view_directory_drop(i);
     } else {
       i++;
     }
@@ -228,15 +243,65 @@ int scr_view_remove_directory(const char* path, int remove)
   if (view_each(view_holds, (void*) path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
   int found = -1;
   for (int i = 0; i < view_directory_count; i++) {
-    if (strcmp(view_directories[i], path) == 0) found = i;
-    else if (scr_path_is_within(view_directories[i], path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
+    if (strcmp(view_directories[i].path, path) == 0) found = i;
+    else if (scr_path_is_within(view_directories[i].path, path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
   }
   if (found < 0) return SCR_VIEW_DIRECTORY_UNKNOWN;
   if (!remove) return SCR_VIEW_DIRECTORY_REMOVED;
-  free(view_directories[found]);
-  view_directories[found] = view_directories[--view_directory_count];
-  view_modes[found] = view_modes[view_directory_count];
+  view_directory_drop(found);
   return SCR_VIEW_DIRECTORY_REMOVED;
+}
+
+/* ---- the times of a virtual directory: its mirror's (which stat shows)
+ *
+ * A mirror is made when the directory is first looked at, and refilled
+ * later, so its own times are those of the layer's work, not of the
+ * application's: the checkpoints' directories would all look as old (and
+ * after a restart, as new as the restart), and a program taking the newest
+ * checkpoint by its directory's time (ls -td ckpt.*) would take any. Its
+ * modification time is made instead the newest of the modification times
+ * of the cached files shown below the directory and of the times the
+ * directories at or below it were made by mkdir in this run: no earlier than
+ * anything written in it, ordered as the checkpoints were written, and the
+ * same after a restart, from the cached files. Unlike a file system's it
+ * does not advance when an entry is removed or renamed, it counts files in
+ * subdirectories too, and a time set with utime lasts until the next look.
+ * The change time cannot be set: it is when the layer last set the
+ * modification time. */
+
+struct view_newest {
+  const char* dir;
+  struct timespec newest;
+};
+
+static void view_newer(struct view_newest* n, const struct timespec* t)
+{
+  if (t->tv_sec > n->newest.tv_sec || (t->tv_sec == n->newest.tv_sec && t->tv_nsec > n->newest.tv_nsec))
+    n->newest = *t;
+}
+
+static int view_newest_file(const char* orig, const char* cache, int id, void* arg)
+{
+  (void) id;
+  struct view_newest* n = arg;
+  struct stat st;
+  if (scr_path_is_within(orig, n->dir) && strcmp(orig, n->dir) != 0 && stat(cache, &st) == 0)
+    view_newer(n, &st.st_mtim);
+  return 0;
+}
+
+void scr_view_stamp_mirror(const char* dir, const char* mirror)
+{
+  struct view_newest n = { dir, { 0, 0 } };
+  view_each(view_newest_file, &n);
+  for (int i = 0; i < view_directory_count; i++)
+    if (scr_path_is_within(view_directories[i].path, dir)) view_newer(&n, &view_directories[i].made);
+  struct stat st;
+  if (n.newest.tv_sec == 0 || lstat(mirror, &st) != 0) return;
+  if (st.st_mtim.tv_sec == n.newest.tv_sec && st.st_mtim.tv_nsec == n.newest.tv_nsec) return;
+  struct timespec times[2] = { { 0, UTIME_OMIT }, n.newest };
+  if (utimensat(AT_FDCWD, mirror, times, AT_SYMLINK_NOFOLLOW) != 0)
+    scr_dbg(1, "preload: cannot set the time of %s, which stands for %s: %s", mirror, dir, strerror(errno));
 }
 
 /* ---- stat and access: a shown file is the cache file; a shown directory
@@ -346,7 +411,7 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
   DIR* stream = NULL;
   if (l) {
     view_each(view_collect, &s);
-    for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i], 1);
+    for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i].path, 1);
   }
   /* a virtual directory with nothing shown below it (made by mkdir and not
    * written into yet, or left empty when the cache dropped its files) is

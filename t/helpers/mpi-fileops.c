@@ -53,6 +53,8 @@
  *   statvfs  statvfs(PATH)
  *   symlink  PATH is TARGET=LINK: symlink(TARGET, LINK)
  *   stat     stat(PATH): RC is st_size
+ *   mtime    stat(PATH): RC is st_mtime (seconds)
+ *   sleep    sleep PATH seconds
  *   xattrs   listxattr(PATH), then getxattr of each name: RC is the list's
  *            length (0: none)
  *   setxattr setxattr(PATH, "user.scr", "1", 1, 0)
@@ -375,7 +377,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
-           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, OPS };
+           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -383,7 +385,8 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "xattrs", "setxattr", "relist", "walk", "rmwalk", "fappend", "freopen",
                                            "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes", "tell",
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
-                                           "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr" };
+                                           "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
+                                           "mtime", "sleep" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -590,6 +593,11 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   }
   case SYMLINK: return symlink_pair(path);
   case STAT: return stat_size(path);
+  case MTIME: {
+    struct stat st;
+    return stat(path, &st) == 0 ? (int) st.st_mtime : -1;
+  }
+  case SLEEP: return (int) sleep((unsigned) atoi(path));
   case INPLACE: return open_close(path, O_RDWR, 1);
   case RW: return open_close(path, O_RDWR, 0);
   case TRUNCATE: return truncate(path, 3);
