@@ -102,6 +102,14 @@ void scr_engine_index_file_deleted(const scr_preload_target* target);
  * cache let go), else -1. Reads the index and that entry's file list. */
 int scr_engine_index_listing(const scr_preload_target* target);
 
+/* ---- files written through a mapping (scr_preload_engine_mapped.c), lock held */
+
+/* 1 when a file of this rank's part of dataset id is mapped writable and
+ * shared in this process (what its close left unwritten may still come);
+ * the first such file's cache path goes to file. 0 when none is, or when
+ * /proc/self/maps cannot be read. */
+int scr_engine_mapped(int id, char* file, size_t length);
+
 /* ---- files of completed datasets changed in place (scr_preload_engine_update.c), lock held */
 
 /* `cache`, this rank's file of the completed dataset `dataset`, is about to

@@ -97,6 +97,15 @@
  *   fchdir   fchdir(dirfd) (PATH ignored)
  *   cwd      getcwd: RC 0, and a line "  = DIR", DIR relative to where
  *            the program started (PATH ignored)
+ *   mmap     open(PATH, O_RDWR | O_CREAT | O_TRUNC, 0644), ftruncate to the
+ *            length of "rank R\n", mmap(MAP_SHARED, PROT_WRITE), close the
+ *            descriptor at once (the common idiom), then store "rank R\n"
+ *            through the mapping, msync, munmap
+ *   mmapclose the same with munmap before close: the file is complete when
+ *            it is closed
+ *   map      the first half of mmap: the mapping stays, its descriptor is
+ *            closed; mstore stores "rank R\n" through it and msyncs, unmap
+ *            munmaps it (PATH ignored by both)
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -112,6 +121,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
@@ -238,6 +248,61 @@ static int write_again(const char* path, int flags, int rank)
   int n = snprintf(text, sizeof(text), "new %d\n", rank);
   int rc = write(fd, text, (size_t) n) == n ? 0 : -1;
   return close(fd) != 0 ? -1 : rc;
+/* the mapping of map, for mstore and unmap */
+static char* mapped;
+static size_t mapped_length;
+
+/* a new file of the length of "rank R\n" mapped shared and writable into
+ * mapped; its descriptor closed right away unless asked to stay open (then
+ * returned, else 0 or -1) */
+static int map_new(const char* path, int rank, int keep_open)
+{
+  char text[32];
+  mapped_length = (size_t) snprintf(text, sizeof(text), "rank %d\n", rank);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return -1;
+  void* m = ftruncate(fd, (off_t) mapped_length) == 0
+                ? mmap(NULL, mapped_length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                : MAP_FAILED;
+  if (m == MAP_FAILED) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  mapped = m;
+  if (keep_open) return fd;
+  return close(fd);
+}
+
+/* "rank R\n" stored through the mapping and synced: 0 or -1 */
+static int map_store(int rank)
+{
+  char text[32];
+  snprintf(text, sizeof(text), "rank %d\n", rank);
+  if (!mapped) {
+    errno = EBADF;
+    return -1;
+  }
+  memcpy(mapped, text, mapped_length);
+  return msync(mapped, mapped_length, MS_SYNC);
+}
+
+static int map_release(void)
+{
+  int rc = mapped ? munmap(mapped, mapped_length) : 0;
+  mapped = NULL;
+  return rc;
+}
+
+/* mmap and mmapclose: close right after mmap, or after munmap */
+static int map_whole(const char* path, int rank, int close_last)
+{
+  int fd = map_new(path, rank, close_last);
+  if (fd < 0) return -1;
+  int rc = map_store(rank) == 0 && map_release() == 0 ? 0 : -1;
+  if (close_last && close(fd) != 0) rc = -1;
+  return rc;
 }
 
 /* open with flags, write "X" at the start when asked, close: 0 or -1 */
@@ -377,7 +442,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
-           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, OPS };
+           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -386,7 +451,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes", "tell",
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
-                                           "mtime", "sleep" };
+                                           "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -615,6 +680,11 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     held = -1;
     return rc;
   }
+  case MMAP: return map_whole(path, rank, 0);
+  case MMAPCLOSE: return map_whole(path, rank, 1);
+  case MAP: return map_new(path, rank, 0);
+  case MSTORE: return map_store(rank);
+  case UNMAP: return map_release();
   case CHMOD: return chmod(path, 0444);
   case MODE: {
     struct stat st;

@@ -1,0 +1,115 @@
+#!/bin/sh
+# 4270-preload-mmap.sh - a checkpoint file written through a shared mapping
+# whose descriptor was closed right after mmap (the common idiom): the close
+# that would complete the dataset must not copy, encode or flush the file
+# before the program has stored its bytes. The dataset waits for the next
+# meeting point where the file is no longer mapped (a barrier on
+# MPI_COMM_WORLD), or completes at the next dataset's start or MPI_Finalize;
+# the prefix copy, a restart from cache, a fetch and a rebuild after a node
+# loss all see the stored bytes. munmap before close completes at the close,
+# as before. 2 fake nodes x 1 rank; mpi-fileops does the I/O, with a barrier
+# after each operation.
+. "$top_srcdir/t/test-lib.sh"
+
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+export ASAN_OPTIONS
+
+preload="$top_builddir/.libs/libscr_preload.so"
+fileops="$top_builddir/t/helpers/mpi-fileops"
+nodes=node0,node1
+: "${SCR_TEST_TIMEOUT:=60}"
+
+if ! test -f "$preload"; then
+  test_skip "checkpoint files written through mmap on the test cluster" "no $preload"
+  test_done; exit 0
+fi
+
+cluster_up 2 47
+export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_JOB_ID=t4270 SCR_COPY_TYPE=XOR \
+  SCR_SET_SIZE=2 SCR_FLUSH=0
+
+# fresh_start: empty nodes and prefix directory, one rule
+fresh_start() {
+  cluster_renew node0 node1 &&
+  rm -rf "$PREFIX" && mkdir -p "$PREFIX" && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >"$PREFIX/.scrconf"
+}
+
+# ops OUT OP...: mpi-fileops under the preload with SCR_DEBUG=1 on the 2 nodes;
+# rank 0's lines in $TRASH/OUT, stderr in OUT.err
+ops() {
+  out=$1
+  shift
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run --nodes $nodes --ppn 1 --timeout "$SCR_TEST_TIMEOUT" -- \
+    env SCR_DEBUG=1 LD_PRELOAD="$preload" "$fileops" "$@") >"$TRASH/$out" 2>"$TRASH/$out.err"
+}
+
+# holds FILE RANK: FILE holds what mpi-fileops stored for RANK
+holds() {
+  test "$(cat "$1")" = "rank $2" || { echo "$1 holds:"; od -c "$1" | head -3; return 1; }
+}
+
+waits='is mapped writable at a close: dataset 1 waits'
+
+test_expect_success 'close right after mmap, then stores: the flushed copy holds the stored bytes' "
+  fresh_start &&
+  SCR_FLUSH=1 ops idiom.out mkdir:ckpt.1 mmap:ckpt.1/rank_%d.dat &&
+  expect_grep '^mmap ckpt.1/rank_0.dat: 0 ok\$' idiom.out &&
+  expect_grep '$waits' idiom.out.err &&
+  holds $PREFIX/ckpt.1/rank_0.dat 0 && holds $PREFIX/ckpt.1/rank_1.dat 1
+"
+
+test_expect_success 'a restart from cache reads the stored bytes' "
+  ops idiom.cache copy:ckpt.1/rank_%d.dat=got.%d &&
+  ! grep -q 'fetched from' idiom.cache.err &&
+  holds $PREFIX/got.0 0 && holds $PREFIX/got.1 1
+"
+
+test_expect_success 'node1 lost: its file rebuilt from XOR holds the stored bytes' "
+  cluster_renew node1 &&
+  ops idiom.lost copy:ckpt.1/rank_%d.dat=got.%d &&
+  expect_grep 'rebuilt the lost parts from XOR' idiom.lost.err &&
+  holds $PREFIX/got.0 0 && holds $PREFIX/got.1 1
+"
+
+test_expect_success 'the cache lost: the fetched files hold the stored bytes' "
+  cluster_renew node0 node1 && rm -f $PREFIX/got.* &&
+  ops idiom.fetch copy:ckpt.1/rank_%d.dat=got.%d &&
+  expect_grep 'fetched from' idiom.fetch.err &&
+  holds $PREFIX/got.0 0 && holds $PREFIX/got.1 1
+"
+
+test_expect_success 'stores some barriers after the close: the dataset waits for the barrier after munmap' "
+  fresh_start &&
+  SCR_FLUSH=1 ops spread.out mkdir:ckpt.1 map:ckpt.1/rank_%d.dat mstore:- unmap:- stat:ckpt.1/rank_%d.dat &&
+  expect_grep '$waits' spread.out.err &&
+  holds $PREFIX/ckpt.1/rank_0.dat 0 && holds $PREFIX/ckpt.1/rank_1.dat 1 &&
+  cluster_renew node1 && ops spread.lost copy:ckpt.1/rank_%d.dat=got.%d &&
+  expect_grep 'rebuilt the lost parts from XOR' spread.lost.err && holds $PREFIX/got.1 1
+"
+
+test_expect_success 'still mapped when the next checkpoint starts: the dataset completes there with the stored bytes' "
+  fresh_start &&
+  SCR_FLUSH=1 ops next.out mkdir:ckpt.1 map:ckpt.1/rank_%d.dat mstore:- mkdir:ckpt.2 write:ckpt.2/rank_%d.dat &&
+  expect_grep 'completes at the start of the next dataset with a file still mapped' next.out.err &&
+  holds $PREFIX/ckpt.1/rank_0.dat 0 && holds $PREFIX/ckpt.1/rank_1.dat 1 &&
+  holds $PREFIX/ckpt.2/rank_1.dat 1
+"
+
+test_expect_success 'still mapped at MPI_Finalize: the dataset completes there with the stored bytes' "
+  fresh_start &&
+  SCR_FLUSH=1 ops fin.out mkdir:ckpt.1 map:ckpt.1/rank_%d.dat mstore:- &&
+  expect_grep 'completes at MPI_Finalize with a file still mapped' fin.out.err &&
+  holds $PREFIX/ckpt.1/rank_0.dat 0 && holds $PREFIX/ckpt.1/rank_1.dat 1 &&
+  cluster_renew node1 && ops fin.lost copy:ckpt.1/rank_%d.dat=got.%d &&
+  expect_grep 'rebuilt the lost parts from XOR' fin.lost.err && holds $PREFIX/got.1 1
+"
+
+test_expect_success 'munmap before close: the dataset completes at the close, as before' "
+  fresh_start &&
+  SCR_FLUSH=1 ops unmapped.out mkdir:ckpt.1 mmapclose:ckpt.1/rank_%d.dat &&
+  expect_grep '^mmapclose ckpt.1/rank_0.dat: 0 ok\$' unmapped.out &&
+  ! grep -q 'is mapped writable' unmapped.out.err &&
+  holds $PREFIX/ckpt.1/rank_0.dat 0 && holds $PREFIX/ckpt.1/rank_1.dat 1
+"
+
+test_done
