@@ -248,6 +248,8 @@ static int write_again(const char* path, int flags, int rank)
   int n = snprintf(text, sizeof(text), "new %d\n", rank);
   int rc = write(fd, text, (size_t) n) == n ? 0 : -1;
   return close(fd) != 0 ? -1 : rc;
+}
+
 /* the mapping of map, for mstore and unmap */
 static char* mapped;
 static size_t mapped_length;
