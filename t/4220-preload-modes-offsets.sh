@@ -83,4 +83,17 @@ test_expect_success 'chmod of a virtual directory: stat shows the new mode' "
   same chmod-dir '$dat' mkdirm@0:750=ckpt.1 chmodm@0:705=ckpt.1 modes@0:ckpt.1 write:ckpt.1/rank_%d.dat modes@0:ckpt.1
 "
 
+test_expect_success 'a directory the flush makes on the file system keeps the mode mkdir gave it' "
+  (SCR_FLUSH=1 && export SCR_FLUSH && same flush-mode '$dat' mkdirm@0:700=ckpt.1 write:ckpt.1/rank_%d.dat) &&
+  test \$(stat -c %a flush-mode.native/ckpt.1) = 700 &&
+  test \$(stat -c %a flush-mode.preload/ckpt.1/rank_0.dat) = \$(stat -c %a flush-mode.native/ckpt.1/rank_0.dat) &&
+  test \$(stat -c %a flush-mode.preload/ckpt.1) = 700
+"
+
+test_expect_success 'a directory made real for a file no rule matches keeps the mode mkdir gave it' "
+  same materialize-mode '$dat' mkdirm@0:700=ckpt.1 write@0:ckpt.1/notes.txt &&
+  test \$(stat -c %a materialize-mode.native/ckpt.1) = 700 &&
+  test \$(stat -c %a materialize-mode.preload/ckpt.1) = 700
+"
+
 test_done

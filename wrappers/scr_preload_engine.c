@@ -219,6 +219,7 @@ static void engine_complete(int point)
     scr_api_abandon_output();
   } else {
     done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
+    scr_view_settle_modes();
   }
   if (done) engine.done_id = id;
   scr_dbg(2, "preload: completing dataset %d took %.6f s", id, scr_log_seconds() - start);
@@ -682,6 +683,7 @@ static void engine_finalize(void)
    * after it, over the MPI library's world, which is still there */
   int rank = scr.rank;
   SCR_Finalize();
+  scr_view_settle_modes();
   unsigned long long bytes = scr.stat_bytes, total = 0;
   PMPI_Reduce(&bytes, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   double mib = (double) total / (1024.0 * 1024.0), seconds = scr.stat_output_seconds;

@@ -27,6 +27,10 @@ void scr_view_make_directory(const char* path, mode_t mode);
 /* 1 and *mode when path is a directory made by mkdir: its permissions as
  * made (a chmod since then changed its mirror, not this) */
 int scr_view_directory_mode(const char* path, mode_t* mode);
+/* the directories made by mkdir that a flush or a materialization has made
+ * on the file system since (with 0777 less the umask, or 0755) get the mode
+ * mkdir gave them, once: a program's mkdir(0700) stays private there */
+void scr_view_settle_modes(void);
 /* 1 when path is such a directory or holds a file shown by the view */
 int scr_view_is_directory(const char* path);
 /* rmdir of a directory in the view: SCR_VIEW_DIRECTORY_REMOVED when it is

@@ -719,6 +719,7 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled)
      * caller's call failed: the call is worth making again all the same */
     *handled = SCR_PRELOAD_HANDLED;
     rc = lstat(t->path, &st) == 0 || scr_io_mkdir_p(t->path, 0777) == SCR_SUCCESS ? 0 : -1;
+    if (rc == 0) scr_view_settle_modes();
     if (rc == 0) scr_dbg(1, "preload: %s made %s on the file system (it was virtual)", t->call, t->path);
     else errno = EIO;
   }

@@ -165,6 +165,19 @@ void scr_view_make_directory(const char* path, mode_t mode)
   view_add(path, mode & (S_IRWXU | S_IRWXG | S_IRWXO | S_ISVTX) & ~view_umask());
 }
 
+void scr_view_settle_modes(void)
+{
+  for (int i = 0; i < view_directory_count; i++) {
+    struct view_directory* d = &view_directories[i];
+    struct stat st;
+    if (d->mode == VIEW_MODE_NONE || lstat(d->path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if ((st.st_mode & 07777) != d->mode && chmod(d->path, d->mode) != 0)
+      scr_dbg(1, "preload: cannot give %s the mode %o mkdir gave it: %s", d->path, (unsigned) d->mode,
+              strerror(errno));
+    d->mode = VIEW_MODE_NONE;
+  }
+}
+
 int scr_view_directory_mode(const char* path, mode_t* mode)
 {
   for (int i = 0; i < view_directory_count; i++)
