@@ -180,4 +180,14 @@ test_expect_success 'the checkpoint before a deleted one is flushed at MPI_Final
     >older.next.expect && test_cmp older.next.expect older.next.out
 "
 
+test_expect_success 'a rename after a deletion does not hide it: the checkpoint is not flushed as complete' "
+  fresh hid 'PRELOAD=ckpt/step_{step}/*_{rank}.bin FILES=2' &&
+  SCR_FLUSH=2 pre 2 hid hid.out mkdir@0:ckpt mkdir@0:ckpt/step_2 write:ckpt/step_2/a_%d.bin \
+    write:ckpt/step_2/b_%d.bin unlink@1:ckpt/step_2/a_%d.bin rename@1:ckpt/step_2/b_%d.bin=ckpt/step_2/c_%d.bin &&
+  expect_grep '^rename@1 ckpt/step_2/b_1.bin=ckpt/step_2/c_1.bin: 0 ok\$' hid.out &&
+  { scr_index -p $TRASH/hid >hid.index 2>&1; ! grep -q 'ckpt/step_2 .* ok\$' hid.index; } &&
+  wipe && SCR_FLUSH=2 pre 2 hid hid.next.out stat:ckpt/step_2/c_%d.bin &&
+  ! grep -q 'restarting from' hid.next.out.err
+"
+
 test_done

@@ -1,13 +1,13 @@
 #!/bin/sh
 # 4270-preload-mmap.sh - a checkpoint file written through a shared mapping
 # whose descriptor was closed right after mmap (the common idiom): the close
-# that would complete the dataset must not copy, encode or flush the file
-# before the program has stored its bytes. The dataset waits for the next
-# meeting point where the file is no longer mapped (a barrier on
-# MPI_COMM_WORLD), or completes at the next dataset's start or MPI_Finalize;
-# the prefix copy, a restart from cache, a fetch and a rebuild after a node
-# loss all see the stored bytes. munmap before close completes at the close,
-# as before. 2 fake nodes x 1 rank; mpi-fileops does the I/O, with a barrier
+# completes the dataset before the program has stored its bytes, so the file
+# is then watched as one changed in place, and protected again (encoded,
+# flushed) at the first meeting point after its munmap (a barrier on
+# MPI_COMM_WORLD, a completion, MPI_Finalize, where a mapping still there
+# counts as gone); the prefix copy, a restart from cache, a fetch and a
+# rebuild after a node loss all see the stored bytes. munmap before close is
+# not watched. 2 fake nodes x 1 rank; mpi-fileops does the I/O, with a barrier
 # after each operation.
 . "$top_srcdir/t/test-lib.sh"
 
@@ -48,7 +48,7 @@ holds() {
   test "$(cat "$1")" = "rank $2" || { echo "$1 holds:"; od -c "$1" | head -3; return 1; }
 }
 
-waits='is mapped writable at a close: dataset 1 waits'
+waits='is still mapped writable as dataset 1 completes'
 
 test_expect_success 'close right after mmap, then stores: the flushed copy holds the stored bytes' "
   fresh_start &&
@@ -78,7 +78,7 @@ test_expect_success 'the cache lost: the fetched files hold the stored bytes' "
   holds $PREFIX/got.0 0 && holds $PREFIX/got.1 1
 "
 
-test_expect_success 'stores some barriers after the close: the dataset waits for the barrier after munmap' "
+test_expect_success 'stores some barriers after the close: protected again at the barrier after munmap' "
   fresh_start &&
   SCR_FLUSH=1 ops spread.out mkdir:ckpt.1 map:ckpt.1/rank_%d.dat mstore:- unmap:- stat:ckpt.1/rank_%d.dat &&
   expect_grep '$waits' spread.out.err &&
@@ -87,18 +87,18 @@ test_expect_success 'stores some barriers after the close: the dataset waits for
   expect_grep 'rebuilt the lost parts from XOR' spread.lost.err && holds $PREFIX/got.1 1
 "
 
-test_expect_success 'still mapped when the next checkpoint starts: the dataset completes there with the stored bytes' "
+test_expect_success 'still mapped when the next checkpoint completes: ckpt.1 is protected again before' "
   fresh_start &&
   SCR_FLUSH=1 ops next.out mkdir:ckpt.1 map:ckpt.1/rank_%d.dat mstore:- mkdir:ckpt.2 write:ckpt.2/rank_%d.dat &&
-  expect_grep 'completes at the start of the next dataset with a file still mapped' next.out.err &&
+  expect_grep \"is still mapped writable at the next dataset's completion\" next.out.err &&
   holds $PREFIX/ckpt.1/rank_0.dat 0 && holds $PREFIX/ckpt.1/rank_1.dat 1 &&
   holds $PREFIX/ckpt.2/rank_1.dat 1
 "
 
-test_expect_success 'still mapped at MPI_Finalize: the dataset completes there with the stored bytes' "
+test_expect_success 'still mapped at MPI_Finalize: protected there with the stored bytes' "
   fresh_start &&
   SCR_FLUSH=1 ops fin.out mkdir:ckpt.1 map:ckpt.1/rank_%d.dat mstore:- &&
-  expect_grep 'completes at MPI_Finalize with a file still mapped' fin.out.err &&
+  expect_grep 'is still mapped writable at MPI_Finalize' fin.out.err &&
   holds $PREFIX/ckpt.1/rank_0.dat 0 && holds $PREFIX/ckpt.1/rank_1.dat 1 &&
   cluster_renew node1 && ops fin.lost copy:ckpt.1/rank_%d.dat=got.%d &&
   expect_grep 'rebuilt the lost parts from XOR' fin.lost.err && holds $PREFIX/got.1 1
@@ -110,6 +110,13 @@ test_expect_success 'munmap before close: the dataset completes at the close, as
   expect_grep '^mmapclose ckpt.1/rank_0.dat: 0 ok\$' unmapped.out &&
   ! grep -q 'is mapped writable' unmapped.out.err &&
   holds $PREFIX/ckpt.1/rank_0.dat 0 && holds $PREFIX/ckpt.1/rank_1.dat 1
+"
+
+test_expect_success 'a BARRIER rule that one rank writes, mapped at the barrier, next step before the next: no hang' "
+  fresh_start && echo 'PRELOAD=out.{step}.dat BOUNDARY=BARRIER' >\"\$PREFIX/.scrconf\" &&
+  SCR_FLUSH=1 ops alone.out map@0:out.1.dat mstore@0:- write@0:out.2.dat unmap@0:- &&
+  expect_grep '^write@0 out.2.dat: 0 ok\$' alone.out &&
+  holds $PREFIX/out.1.dat 0 && holds $PREFIX/out.2.dat 0
 "
 
 test_done

@@ -44,10 +44,14 @@ static struct {
   long long done_step;     /* {step} of the last completed dataset, -1 if none */
   int done_id;             /* id of the newest dataset completed in this run, -1 */
   int barrier_rules;       /* some rule completes at MPI_Barrier */
-  int deferred;            /* its completion waits: a rank's file was still mapped (engine_complete) */
   const scr_preload_rule* rule;       /* the rule that began the dataset */
   const scr_preload_rule* done_rule;  /* the one that began the last completed dataset */
 } engine = { .step = -1, .done_step = -1, .done_id = -1 };
+
+/* a meeting point after which no file still mapped (scr_engine_mapped_watch)
+ * waits for a later one: MPI_Finalize, the next dataset's completion */
+static const char* engine_last_point = NULL;
+static int engine_finalizing = 0;
 
 /* the rule a target matched, or NULL */
 const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
@@ -109,20 +113,17 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
   engine.boundary = rule ? rule->boundary : SCR_PRELOAD_BOUNDARY_CLOSE;
   engine.expected = rule && rule->files > 0 ? rule->files : 1;
   engine.opened = engine.closed = 0;
-  engine.deferred = 0;
   engine.rule = rule;
   scr_dbg(1, "preload: dataset %d (%s) begins", scr.dataset_id, name ? name : "name not known yet");
 }
 
-/* Collective: complete the dataset in progress (ranks that have none take
- * part with an empty one). The name, flags and creation time are those of
- * the lowest rank that knows the dataset's {step}. */
 /* Collective: what every meeting point of the ranks begins with (one
  * MPI_Allreduce when there is nothing to do): the directories other ranks
- * renamed, the datasets they changed in place; the largest `pending` of
- * the ranks (1 when some rank has it set) */
+ * renamed, the datasets they changed in place; 1 when some rank has
+ * `pending` set */
 static void engine_meet_local(int pending, int mine[3])
 {
+  scr_engine_mapped_release(engine_last_point);
   mine[0] = pending;
   mine[1] = scr_engine_rename_pending();
   mine[2] = scr_engine_update_pending();
@@ -143,50 +144,17 @@ static int engine_meet(int pending)
   return engine_meet_act(all);
 }
 
-/* where a completion happens, as said in the log */
-static const char* engine_point_name(int point)
+/* Collective: complete the dataset in progress (ranks that have none take
+ * part with an empty one). The name, flags and creation time are those of
+ * the lowest rank that knows the dataset's {step}. */
+static void engine_complete(void)
 {
-  switch (point) {
-  case SCR_PRELOAD_BOUNDARY_CLOSE: return "a close";
-  case SCR_PRELOAD_BOUNDARY_BARRIER: return "a barrier";
-  case SCR_PRELOAD_BOUNDARY_NEXT: return "the start of the next dataset";
-  default: return "MPI_Finalize";
-  }
-}
-
-/* point: the meeting point the ranks are at (a SCR_PRELOAD_BOUNDARY_ value) */
-static void engine_complete(int point)
-{
-  /* A file still mapped writable and shared (mmap, then close at once) is
-   * not written yet, whatever its close said: copying, encoding or flushing
-   * it now would protect the bytes it had, zeros for a new file. At a close
-   * or a barrier the whole dataset waits, on every rank alike (the first
-   * collective, which every rank makes, tells them), as if its rule said
-   * BOUNDARY=BARRIER: no close can complete it on one rank alone then. At
-   * the next dataset's start and at MPI_Finalize there is no later point:
-   * it completes with what the mapping holds by then (MAP_SHARED stores are
-   * in the page cache, which the copies read); there the maps are read only
-   * for a dataset that waited, to say so. A rank at such a point while
-   * another is at a close (it wrote fewer than FILES=) says 2: no rank
-   * waits then, since this one goes on into the completion. */
-  char mapped[SCR_MAX_FILENAME] = "";
-  int can_wait = point <= SCR_PRELOAD_BOUNDARY_BARRIER;
-  int mapped_here = engine.active && (can_wait || engine.deferred) &&
-                    scr_engine_mapped(scr.output_id, mapped, sizeof(mapped));
-  if (engine_meet(can_wait ? mapped_here : 2) == 1) {
-    if (mapped_here)
-      scr_dbg(engine.deferred ? 2 : 1, "preload: %s is mapped writable at %s: dataset %d waits for the first "
-              "barrier on MPI_COMM_WORLD with no rank's file mapped, the next dataset's start or MPI_Finalize",
-              mapped, engine_point_name(point), scr.output_id);
-    if (engine.active) {
-      engine.deferred = 1;
-      if (engine.boundary < SCR_PRELOAD_BOUNDARY_BARRIER) engine.boundary = SCR_PRELOAD_BOUNDARY_BARRIER;
-    }
-    return;
-  }
-  if (mapped_here)
-    scr_dbg(1, "preload: dataset %d completes at %s with a file still mapped writable (%s): what is stored "
-            "through the mapping from now on is not in it", scr.output_id, engine_point_name(point), mapped);
+  /* a file of an earlier dataset still mapped is protected with what it
+   * holds before this one completes, which may let that dataset go */
+  const char* last_point = engine_last_point;
+  if (!last_point) engine_last_point = "the next dataset's completion";
+  engine_meet(0);
+  engine_last_point = last_point;
   double start = scr_log_seconds();
   if (!engine.active) engine_begin(NULL, NULL, -1);
   /* who names the dataset, and whether a rank never reached its FILES= */
@@ -220,6 +188,7 @@ static void engine_complete(int point)
   } else {
     done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
     scr_view_settle_modes();
+    if (done && !engine_finalizing) scr_engine_mapped_watch(id);
   }
   if (done) engine.done_id = id;
   scr_dbg(2, "preload: completing dataset %d took %.6f s", id, scr_log_seconds() - start);
@@ -227,7 +196,6 @@ static void engine_complete(int point)
   engine.done_rule = done ? engine.rule : NULL;
   engine.active = 0;
   engine.broken = 0;
-  engine.deferred = 0;
   engine.step = -1;
 }
 
@@ -236,7 +204,7 @@ static void engine_complete(int point)
  * whose boundary is `boundary` or earlier. */
 static void engine_complete_if_pending(int boundary)
 {
-  if (engine_meet(engine.active && engine.boundary <= boundary)) engine_complete(boundary);
+  if (engine_meet(engine.active && engine.boundary <= boundary)) engine_complete();
 }
 
 /* ---- routing */
@@ -357,7 +325,7 @@ int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* ru
 {
   *attached = 0;
   if (rule->has_step) {
-    if (engine.active && engine.step >= 0 && engine.step != t->match.step) engine_complete(SCR_PRELOAD_BOUNDARY_NEXT);
+    if (engine.active && engine.step >= 0 && engine.step != t->match.step) engine_complete();
     int existing = -1;
     free(scr_view_find(t->path, &existing));
     if (!engine.active && t->match.step == engine.done_step && engine.done_rule &&
@@ -546,7 +514,7 @@ static void engine_file_closed(void)
   engine.closed++;
   if (engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.closed >= engine.expected &&
       engine.closed == engine.opened)
-    engine_complete(SCR_PRELOAD_BOUNDARY_CLOSE);
+    engine_complete();
 }
 
 void scr_engine_file_joined(void)
@@ -672,6 +640,8 @@ static int engine_init(void)
 static void engine_finalize(void)
 {
   pthread_mutex_lock(&scr_engine_lock);
+  engine_finalizing = 1;
+  engine_last_point = "MPI_Finalize";
   engine_complete_if_pending(SCR_PRELOAD_BOUNDARY_FINALIZE);
   scr_engine_deletions_settle();
   scr_preload_hooks_virtual_directories(0);
@@ -708,16 +678,12 @@ static int engine_barrier(MPI_Comm comm)
    * the work it finds, if any, takes the lock */
   int mine[3], all[3];
   pthread_mutex_lock(&scr_engine_lock);
-  /* a dataset that waited for a file still mapped (engine_complete) tries
-   * again at every barrier, whatever the rules */
-  engine_meet_local(engine.active && (engine.deferred || (engine.barrier_rules &&
-                                                          engine.boundary <= SCR_PRELOAD_BOUNDARY_BARRIER)),
-                    mine);
+  engine_meet_local(engine.barrier_rules && engine.active && engine.boundary <= SCR_PRELOAD_BOUNDARY_BARRIER, mine);
   pthread_mutex_unlock(&scr_engine_lock);
   MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, engine_barrier_comm);
   if (all[0] || all[1] || all[2] >= 0) {
     pthread_mutex_lock(&scr_engine_lock);
-    if (engine_meet_act(all)) engine_complete(SCR_PRELOAD_BOUNDARY_BARRIER);
+    if (engine_meet_act(all)) engine_complete();
     pthread_mutex_unlock(&scr_engine_lock);
   }
   return 1;

@@ -64,6 +64,7 @@ struct scr_engine_file {
   char before_ctime[32];   /* that time was too recent to tell a change by (before_crc_known) */
   uint32_t before_crc;
   int before_crc_known;
+  int mapped;              /* stored through a mapping: changed, whatever its size and times say */
 };
 
 /* a record for a routed open (NULL when memory is short), and its end */
@@ -108,11 +109,13 @@ int scr_engine_index_listing(const scr_preload_target* target);
 
 /* ---- files written through a mapping (scr_preload_engine_mapped.c), lock held */
 
-/* 1 when a file of this rank's part of dataset id is mapped writable and
- * shared in this process (what its close left unwritten may still come);
- * the first such file's cache path goes to file. 0 when none is, or when
- * /proc/self/maps cannot be read. */
-int scr_engine_mapped(int id, char* file, size_t length);
+/* after dataset id completed: its files of this rank still mapped writable
+ * and shared (/proc/self/maps) are watched as opened for update in place */
+void scr_engine_mapped_watch(int id);
+/* at a meeting point, before the in-place changes are counted: the watched
+ * files no longer mapped end their update; all of them when last_point
+ * names a point after which none may wait (a completion, MPI_Finalize) */
+void scr_engine_mapped_release(const char* last_point);
 
 /* ---- files of completed datasets changed in place (scr_preload_engine_update.c), lock held */
 

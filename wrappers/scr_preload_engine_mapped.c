@@ -1,6 +1,5 @@
-/* scr_preload_engine_mapped.c - whether a file of a dataset is still mapped
- * writable and shared in this process, read from /proc/self/maps when the
- * dataset is about to complete (mmap, munmap and write are not wrapped). */
+/* scr_preload_engine_mapped.c - files still mapped writable when their dataset
+ * completes (mmap, close, then stores): watched as changed in place until unmapped. */
 #include "config.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,9 @@
 #include <sys/sysmacros.h>
 #include "scr_globals.h"
 #include "scr_filemap.h"
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_path.h"
 #include "scr_preload_engine_impl.h"
 
 /* a writable MAP_SHARED mapping of a file, as /proc/self/maps shows it */
@@ -58,27 +60,107 @@ static struct engine_mapping* engine_mappings(size_t* count)
   return found;
 }
 
-int scr_engine_mapped(int id, char* file, size_t length)
+/* 1 when path is the file of one of the mappings, by device and inode
+ * (whatever path it was mapped by, or renamed to since) or, where a file
+ * system (btrfs subvolumes) reports another device to stat than in maps,
+ * by the path as well */
+static int engine_is_mapped(const struct engine_mapping* maps, size_t count, const char* path)
+{
+  struct stat st;
+  if (count == 0 || stat(path, &st) != 0) return 0;
+  for (size_t i = 0; i < count; i++)
+    if (maps[i].ino == st.st_ino && (maps[i].dev == st.st_dev || (maps[i].path && !strcmp(maps[i].path, path))))
+      return 1;
+  return 0;
+}
+
+static void engine_mappings_free(struct engine_mapping* maps, size_t count)
+{
+  for (size_t i = 0; i < count; i++) free(maps[i].path);
+  free(maps);
+}
+
+/* A program may map a checkpoint file, close the descriptor at once and
+ * store through the mapping afterwards: the close completes the dataset
+ * with the bytes the file had then (zeros for a new one). Holding the
+ * completion back until the mapping goes would need a meeting point that
+ * every rank reaches, which a close is not. So the dataset completes as
+ * usual, and each file still mapped is watched as a file opened for update
+ * in place (scr_preload_engine_update.c): at the first meeting point after
+ * its munmap (an MPI_Barrier on MPI_COMM_WORLD, a completion, MPI_Finalize,
+ * which every rank reaches anyway) its size and CRC are taken anew and its
+ * dataset is encoded and, if it is the newest checkpoint and was flushed,
+ * flushed again. A mapping still there when the next dataset completes (the
+ * cache may let the old one go then) or at MPI_Finalize counts as gone: the
+ * dataset keeps what the mapping holds then, as it would have kept the
+ * bytes written before a close. */
+static struct scr_engine_file** watched = NULL;
+static size_t watched_count = 0, watched_capacity = 0;
+
+static void engine_watch(struct scr_engine_file* f)
+{
+  if (watched_count == watched_capacity) {
+    size_t capacity = watched_capacity ? 2 * watched_capacity : 8;
+    struct scr_engine_file** grown = realloc(watched, capacity * sizeof(*watched));
+    if (!grown) {
+      /* protected now, with what it holds: better than a record lost */
+      scr_engine_update_end(f);
+      scr_engine_file_free(f);
+      return;
+    }
+    watched = grown;
+    watched_capacity = capacity;
+  }
+  watched[watched_count++] = f;
+}
+
+void scr_engine_mapped_watch(int id)
 {
   size_t count = 0;
   struct engine_mapping* maps = engine_mappings(&count);
-  int mapped = 0;
-  scr_kvtree_elem* e;
   /* an MPI library's shared memory segments are such mappings too: the
    * dataset's files are looked at only when there is one at all */
-  for (e = count ? scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)) : NULL; e && !mapped;
-       e = scr_kvtree_next(e)) {
-    const char* path = scr_kvtree_elem_key(e);
-    struct stat st;
-    if (stat(path, &st) != 0) continue;
-    /* device and inode name the file whatever path it was mapped by (or
-     * renamed to since); the path as well, where a file system (btrfs
-     * subvolumes) reports another device to stat than in maps */
-    for (size_t i = 0; i < count && !mapped; i++)
-      mapped = maps[i].ino == st.st_ino && (maps[i].dev == st.st_dev || (maps[i].path && !strcmp(maps[i].path, path)));
-    if (mapped) snprintf(file, length, "%s", path);
+  scr_kvtree* files = count ? scr_filemap_get_files(scr.filemap, id, scr.rank) : NULL;
+  for (scr_kvtree_elem* e = scr_kvtree_first(files); e; e = scr_kvtree_next(e)) {
+    const char* cache = scr_kvtree_elem_key(e);
+    const char* orig = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "ORIG");
+    if (!orig || !engine_is_mapped(maps, count, cache)) continue;
+    char* relpath = scr_path_relative_to(scr.prefix, orig);
+    struct scr_engine_file* f = relpath ? scr_engine_update_begin(id, orig, relpath, cache) : NULL;
+    free(relpath);
+    if (!f) {
+      scr_err("%s is still mapped writable as dataset %d completes, and cannot be watched: what is stored "
+              "through the mapping from now on is not protected", orig, id);
+      continue;
+    }
+    f->mapped = 1;
+    scr_dbg(1, "preload: %s is still mapped writable as dataset %d completes: it is protected again at the "
+            "first meeting point after its munmap", orig, id);
+    engine_watch(f);
   }
-  for (size_t i = 0; i < count; i++) free(maps[i].path);
-  free(maps);
-  return mapped;
+  engine_mappings_free(maps, count);
+}
+
+void scr_engine_mapped_release(const char* last_point)
+{
+  if (watched_count == 0) return;
+  size_t count = 0;
+  struct engine_mapping* maps = engine_mappings(&count);
+  for (size_t i = 0; i < watched_count;) {
+    struct scr_engine_file* f = watched[i];
+    int still = engine_is_mapped(maps, count, f->cache);
+    if (still && !last_point) {
+      i++;
+      continue;
+    }
+    if (still)
+      scr_dbg(1, "preload: %s is still mapped writable at %s: dataset %d keeps what it holds now", f->orig,
+              last_point, f->dataset);
+    else
+      scr_dbg(2, "preload: %s of dataset %d is no longer mapped", f->orig, f->dataset);
+    scr_engine_update_end(f);
+    scr_engine_file_free(f);
+    watched[i] = watched[--watched_count];
+  }
+  engine_mappings_free(maps, count);
 }

@@ -69,6 +69,7 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
   }
   if (rc != SCR_SUCCESS || rename(cache_from, cache_to) != 0) return SCR_FAILURE;
   scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
+  int held = scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank));
   for (int list = 0; list < 2; list++) {
     scr_kvtree* entries = scr_kvtree_get(mine, list ? "ATTACHED" : "FILE");
     scr_kvtree* entry = scr_kvtree_get(entries, cache_from);
@@ -105,8 +106,12 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
       scr_engine_attach_done(&f);
     }
   }
-  scr_filemap_set_file_count(scr.filemap, dataset, scr.rank,
-                             scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank)));
+  /* a completed dataset's count changes by what the move changed, not to
+   * what is held now: a file this rank deleted from it before must still
+   * show (engine_taken_apart) */
+  int count = scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank));
+  if (!scr_engine_writing(dataset)) count += scr_filemap_get_file_count(scr.filemap, dataset, scr.rank) - held;
+  scr_filemap_set_file_count(scr.filemap, dataset, scr.rank, count);
   /* a file of a completed dataset: its redundancy names the old path */
   if (old && !scr_engine_writing(dataset)) scr_engine_update_moved(dataset, cache_from, cache_to, to->path);
   return scr_cache_save_filemap();

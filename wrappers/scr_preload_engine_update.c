@@ -224,7 +224,7 @@ void scr_engine_update_end(struct scr_engine_file* f)
   scr_kvtree* meta = update_entry(f->dataset, f->cache);
   if (u && meta) {
     uint64_t size = 0;
-    int changed = update_differs(f, &size);
+    int changed = update_differs(f, &size) || f->mapped;
     if (changed) update_changed(u, f, meta, size);
     long long open = 0;
     scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);

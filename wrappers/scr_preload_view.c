@@ -141,7 +141,7 @@ static void view_add(const char* path, mode_t mode)
 static mode_t view_umask(void)
 {
   mode_t mask = 022; /* before Linux 4.7, which says: the usual one */
-  FILE* f = fopen("/proc/self/status", "r");
+  FILE* f = fopen("/proc/self/status", "re");
   char line[256];
   unsigned int value;
   while (f && fgets(line, sizeof(line), f))
@@ -277,7 +277,8 @@ int scr_view_remove_directory(const char* path, int remove)
  * directories at or below it were made by mkdir in this run: no earlier than
  * anything written in it, ordered as the checkpoints were written, and the
  * same after a restart, from the cached files. Unlike a file system's it
- * does not advance when an entry is removed or renamed, it counts files in
+ * does not advance when an entry is renamed or removed (unless the last,
+ * which leaves the directory kept, made anew), it counts files in
  * subdirectories too, and a time set with utime lasts until the next look.
  * The change time cannot be set: it is when the layer last set the
  * modification time. */
@@ -428,8 +429,13 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
   }
   /* a virtual directory with nothing shown below it (made by mkdir and not
    * written into yet, or left empty when the cache dropped its files) is
-   * answered here too: stat says it exists, so listing it must not fail */
-  if (l && (l->count > 0 || scr_view_is_directory(t->path))) {
+   * answered here too: stat says it exists, so listing it must not fail.
+   * With nothing below it, only being one of the directories made by mkdir
+   * can make it one (scr_view_is_directory would scan the files again) */
+  int made = 0;
+  for (int i = 0; l && l->count == 0 && !made && i < view_directory_count; i++)
+    made = strcmp(view_directories[i].path, t->path) == 0;
+  if (l && (l->count > 0 || made)) {
     /* the real entries too; this stream is ours, so it is not hooked */
     DIR* real = opendir(t->path);
     int real_errno = errno;
