@@ -125,8 +125,12 @@ test_expect_success 'creat, fopen \"w\" and O_CREAT|O_EXCL on a shown file: as b
 
 # HDF5's family driver: H5Fcreate opens each member after the first with
 # O_RDWR|O_TRUNC, and with O_CREAT|O_TRUNC when that fails
+# (built here without instrumentation, the program cannot take an
+# instrumented preload: glibc's locale lock deadlocks in MPI_Init)
 h5flags=$(pkg-config --cflags --libs hdf5 2>/dev/null)
-if [ -n "$h5flags" ] && command -v mpicc >/dev/null; then
+if ldd "$preload" 2>/dev/null | grep -q libasan; then
+  test_skip "HDF5 family driver" "sanitizer build"
+elif [ -n "$h5flags" ] && command -v mpicc >/dev/null; then
   # the program: mkdir, H5Fcreate of a family of 2 KiB members, a dataset of
   # 512 doubles, H5Fclose ("write"); or H5Fopen and H5Dread ("read")
   cat >"$TRASH/h5family.c" <<-\EOC
