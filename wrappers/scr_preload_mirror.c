@@ -84,7 +84,8 @@ static char* mirror_of(const char* orig)
  * directory made here is given its mode: a chmod of the virtual directory
  * since changed its mirror, which then is what stat shows. The mirror root
  * is 0700 in the private cache directory, so no mode below it opens the
- * cache to anyone else. 0, or -1 with errno. */
+ * cache to anyone else. 1 when the mirror directory itself was made now,
+ * 0 when it was there, -1 with errno. */
 static int mirror_make(const char* mirror, const char* orig)
 {
   size_t root = strlen(mirror_root), length = strlen(mirror);
@@ -97,7 +98,7 @@ static int mirror_make(const char* mirror, const char* orig)
   size_t orig_root = strlen(orig) - (length - root);
   char* path = strdup(mirror);
   char* original = strdup(orig);
-  int rc = path && original ? 0 : -1;
+  int rc = path && original ? 0 : -1, made = 0;
   for (size_t end = root + 1; rc == 0 && end <= length; end++) {
     if (path[end] != '/' && path[end] != '\0') continue;
     path[end] = '\0';
@@ -105,6 +106,7 @@ static int mirror_make(const char* mirror, const char* orig)
     mode_t mode = 0777;
     int given = scr_view_directory_mode(original, &mode);
     if (mkdir(path, given ? 0700 : mode) == 0) {
+      made = end == length;
       /* the recorded mode has had the umask of its mkdir taken off already;
        * the owner keeps every right, without which (as another user than
        * root) the mirror could be neither refilled nor removed */
@@ -118,7 +120,7 @@ static int mirror_make(const char* mirror, const char* orig)
   if (!path || !original) errno = ENOMEM;
   free(original);
   free(path);
-  return rc;
+  return rc == 0 ? made : -1;
 }
 
 /* what the view shows below a virtual directory: relative path -> "F" or "D" */
@@ -183,7 +185,7 @@ static void mirror_fill(const char* dir, const char* mirror, const scr_kvtree* e
     char* orig = scr_path_join(dir, scr_kvtree_elem_key(e));
     char* parent = path && orig ? scr_path_dirname(path) : NULL;
     char* orig_parent = parent ? scr_path_dirname(orig) : NULL;
-    int rc = orig_parent && mirror_make(is_directory ? path : parent, is_directory ? orig : orig_parent) == 0
+    int rc = orig_parent && mirror_make(is_directory ? path : parent, is_directory ? orig : orig_parent) >= 0
                ? SCR_SUCCESS : SCR_ERR_IO;
     if (rc == SCR_SUCCESS && kind && strcmp(kind, "F") == 0) {
       int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -201,7 +203,8 @@ static void mirror_fill(const char* dir, const char* mirror, const scr_kvtree* e
 char* scr_mirror_directory(const char* dir, int fill)
 {
   char* mirror = mirror_of(dir);
-  if (!mirror || mirror_make(mirror, dir) != 0) {
+  int made = mirror ? mirror_make(mirror, dir) : -1;
+  if (made < 0) {
     free(mirror);
     return NULL;
   }
@@ -212,8 +215,9 @@ char* scr_mirror_directory(const char* dir, int fill)
     mirror_fill(dir, mirror, want.entries);
     scr_kvtree_delete(&want.entries);
   }
-  /* made or filled just now: its time is the directory's, not now */
-  scr_view_stamp_mirror(dir, mirror);
+  /* made or filled just now: its time is the directory's, not now (which
+   * costs a look at every file shown below it: not at every stat) */
+  if (made || fill) scr_view_stamp_mirror(dir, mirror);
   return mirror;
 }
 

@@ -276,10 +276,12 @@ int scr_view_remove_directory(const char* path, int remove)
  * of the cached files shown below the directory and of the times the
  * directories at or below it were made by mkdir in this run: no earlier than
  * anything written in it, ordered as the checkpoints were written, and the
- * same after a restart, from the cached files. Unlike a file system's it
- * does not advance when an entry is renamed or removed (unless the last,
- * which leaves the directory kept, made anew), it counts files in
- * subdirectories too, and a time set with utime lasts until the next look.
+ * same after a restart, from the cached files. It is set when the mirror is
+ * made or refilled (scr_mirror_directory), not at every stat, which would
+ * cost a stat of every file below. Unlike a file system's it does not
+ * advance between refills, nor when an entry is renamed or removed (unless
+ * the last, which leaves the directory kept, made anew), it counts files in
+ * subdirectories too, and a time set with utime lasts until the next refill.
  * The change time cannot be set: it is when the layer last set the
  * modification time. */
 
