@@ -24,6 +24,12 @@ test_expect_success 'SCR_ENABLE=0 set through SCR_Config works the same' "
   check_pfs_file 1 0 4096 && test ! -e '$SCR_CACHE_BASE' && test ! -e '$PREFIX/.scr'
 "
 
+test_expect_success 'SCR_ENABLE=0: SCR_Route_file makes the directories, as when enabled' "
+  rm -rf '$PREFIX'/ckpt.* &&
+  SCR_ENABLE=0 scr_app 2 --steps 2 --bytes 4096 >out 2>err &&
+  check_pfs_file 1 0 4096 && check_pfs_file 2 1 4096 && test ! -e '$PREFIX/.scr'
+"
+
 cached_files() {
   find "$SCR_CACHE_BASE" -type f 2>/dev/null | wc -l
 }

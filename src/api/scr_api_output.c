@@ -213,10 +213,18 @@ int scr_output_agree(int root)
   return scr_cache_save_filemap();
 }
 
+/* SCR disabled (SCR_ENABLE=0): between SCR_Start_output and
+ * SCR_Complete_output, where SCR_Route_file still makes the directories a
+ * file goes in, as it does when enabled: the application need not */
+static int scr_disabled_output = 0;
+
 int SCR_Start_output(const char* name, int flags)
 {
   if (scr_api_check_ready("SCR_Start_output") != SCR_SUCCESS) return SCR_FAILURE;
-  if (!scr.enabled) return SCR_SUCCESS;
+  if (!scr.enabled) {
+    scr_disabled_output = 1;
+    return SCR_SUCCESS;
+  }
   scr_flush_async_progress();
   return scr_output_begin(name, flags, 1);
 }
@@ -280,7 +288,11 @@ int SCR_Route_file(const char* name, char* file)
   if (scr_api_check_ready("SCR_Route_file") != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) {
     snprintf(file, SCR_MAX_FILENAME, "%s", name);
-    return SCR_SUCCESS;
+    char* parent = scr_disabled_output ? scr_path_dirname(name) : NULL;
+    int rc = parent ? scr_io_mkdir_p(parent, 0755) : SCR_SUCCESS;
+    if (rc != SCR_SUCCESS) scr_err("SCR_Route_file(\"%s\"): cannot create %s: %s", name, parent, strerror(errno));
+    free(parent);
+    return rc == SCR_SUCCESS ? SCR_SUCCESS : SCR_FAILURE;
   }
   char* abs = NULL;
   char* rel = NULL;
@@ -332,7 +344,10 @@ static void scr_complete_report(int id, uint64_t files, uint64_t bytes, double s
 int SCR_Complete_output(int valid)
 {
   if (scr_api_check_ready("SCR_Complete_output") != SCR_SUCCESS) return SCR_FAILURE;
-  if (!scr.enabled) return SCR_SUCCESS;
+  if (!scr.enabled) {
+    scr_disabled_output = 0;
+    return SCR_SUCCESS;
+  }
   if (!scr.in_output) {
     scr_err("SCR_Complete_output called without SCR_Start_output");
     return SCR_FAILURE;
