@@ -123,6 +123,24 @@ test_expect_success 'creat, fopen \"w\" and O_CREAT|O_EXCL on a shown file: as b
   clean e.out && expect_grep 'preload summary: 2 datasets' e.out.err
 "
 
+test_expect_success 'O_CREAT|O_EXCL of a file only the file system has: EEXIST, and no flush overwrites it' "
+  fresh x 'PRELOAD=ckpt.{step}/rank_{rank}.dat' && mkdir -p x/ckpt.1 &&
+  echo old >x/ckpt.1/rank_0.dat && echo old >x/ckpt.1/rank_1.dat &&
+  SCR_FLUSH=1 ops x x.out excl:ckpt.1/rank_%d.dat &&
+  expect_grep '^excl ckpt.1/rank_0.dat: -1 File exists\$' x.out &&
+  test \"\$(cat x/ckpt.1/rank_0.dat)\" = old && test \"\$(cat x/ckpt.1/rank_1.dat)\" = old
+"
+
+long=$(printf 'n%.0s' $(seq 300))
+test_expect_success 'an open the file system refuses too (a name too long) leaves the other files of the rank a checkpoint' "
+  native y.native y.native.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat write:ckpt.1/rank_%d_$long.dat &&
+  expect_grep 'File name too long' y.native.out &&
+  fresh y 'PRELOAD=ckpt.{step}/rank_{rank}*.dat BOUNDARY=FINALIZE' &&
+  SCR_FLUSH=1 ops y y.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat write:ckpt.1/rank_%d_$long.dat &&
+  test_cmp y.native.out y.out && clean y.out && expect_grep 'preload summary: 1 datasets' y.out.err &&
+  test \"\$(cat y/ckpt.1/rank_1.dat)\" = 'rank 1'
+"
+
 # HDF5's family driver: H5Fcreate opens each member after the first with
 # O_RDWR|O_TRUNC, and with O_CREAT|O_TRUNC when that fails
 # (built here without instrumentation, the program cannot take an

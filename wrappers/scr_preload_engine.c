@@ -454,8 +454,10 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
       snprintf(redirect, PATH_MAX, "%s", shown);
       *handled = SCR_PRELOAD_REDIRECT;
     }
-  } else if (creating && shown && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
-    /* the file exists, if only in the cache */
+  } else if (creating && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) &&
+             (shown || faccessat(AT_FDCWD, t->path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0)) {
+    /* the file exists, in the cache or on the file system (one the flush
+     * would otherwise overwrite) */
     *handled = SCR_PRELOAD_HANDLED;
     errno = EEXIST;
   } else if (creating && !(flags & O_CREAT) && engine_open_existing(shown ? shown : t->path, flags, &mode) != 0) {
@@ -492,8 +494,18 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
         scr_dbg(2, "preload: %s -> %s (dataset %d%s)", t->path, cache, id, attached ? ", attached" : "");
       } else if (!attached) {
         int saved_errno = errno;
-        scr_err("cannot create %s in cache for %s: %s", cache, t->path, strerror(errno));
-        engine.broken = 1;
+        /* a name or flags the file system refuses too (EINVAL for O_CREAT |
+         * O_DIRECTORY, ENAMETOOLONG) created nothing there either: the
+         * application sees the failure, and the rank's other files still
+         * make a checkpoint; a failure of the cache itself does not */
+        int refused = errno == EINVAL || errno == ENAMETOOLONG || errno == EISDIR || errno == ELOOP;
+        if (!refused) {
+          scr_err("cannot create %s in cache for %s: %s", cache, t->path, strerror(errno));
+          engine.broken = 1;
+        } else {
+          scr_kvtree_unset(scr_filemap_get_files(scr.filemap, id, scr.rank), cache);
+          scr_cache_save_filemap();
+        }
         errno = saved_errno;
       }
     } else if (scr.in_output && engine.active) {
