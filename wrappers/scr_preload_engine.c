@@ -46,6 +46,7 @@ static struct {
   int barrier_rules;       /* some rule completes at MPI_Barrier */
   const scr_preload_rule* rule;       /* the rule that began the dataset */
   const scr_preload_rule* done_rule;  /* the one that began the last completed dataset */
+  char* reopening;         /* a file of it closed inside MPI_File_open, which opens it again */
 } engine = { .step = -1, .done_step = -1, .done_id = -1 };
 
 /* a meeting point after which no file still mapped (scr_engine_mapped_watch)
@@ -197,6 +198,8 @@ static void engine_complete(void)
   engine.active = 0;
   engine.broken = 0;
   engine.step = -1;
+  free(engine.reopening);
+  engine.reopening = NULL;
 }
 
 /* Collective where every rank may or may not have something pending (a
@@ -450,6 +453,16 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
         scr_engine_file_free(update);
         errno = saved_errno;
       }
+    } else if (engine.reopening && engine.active && dataset == scr.output_id && strcmp(engine.reopening, t->path) == 0) {
+      /* MPI_File_open opening again the file it created and closed: tracked,
+       * so that its close completes the dataset as the first close did not */
+      char* relpath = scr_path_relative_to(scr.prefix, t->path);
+      fd = relpath ? engine_open_cache(shown, flags, mode, handled) : -1;
+      *file = fd >= 0 ? scr_engine_file_new(dataset, 0, t->path, relpath, shown) : NULL;
+      if (*file) engine.opened++;
+      free(relpath);
+      free(engine.reopening);
+      engine.reopening = NULL;
     } else {
       snprintf(redirect, PATH_MAX, "%s", shown);
       *handled = SCR_PRELOAD_REDIRECT;
@@ -548,6 +561,13 @@ static int engine_close(int fd, void* file, int rc, int* handled)
     scr_engine_attach_done(f);
   } else if (f->updating) {
     scr_engine_update_end(f);
+  } else if (engine.active && f->dataset == scr.output_id && scr_preload_mpi_file_opening()) {
+    /* ROMIO's create-and-close inside MPI_File_open: the file is not done
+     * (an empty checkpoint would complete here); its reopen (engine_open)
+     * counts as the same open, and its close at MPI_File_close ends it */
+    engine.opened--;
+    free(engine.reopening);
+    engine.reopening = strdup(f->orig);
   } else if (engine.active && f->dataset == scr.output_id) {
     engine_file_closed();
   }

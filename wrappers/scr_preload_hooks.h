@@ -60,6 +60,11 @@ SCR_PRELOAD_API void scr_preload_hooks_virtual_directories(int enabled);
  * the application had named the path in full. NULL: no mirror. */
 SCR_PRELOAD_API void scr_preload_hooks_view_mirror(const char* mirror, const char* shown_as);
 
+/* Called by the engine, not a hook: 1 while the calling thread is inside
+ * MPI_File_open, whose ROMIO creates a file, closes it at once and opens it
+ * again: that close is no end of the file (scr_preload_mpi.c) */
+SCR_PRELOAD_API int scr_preload_mpi_file_opening(void);
+
 /* the file a call names, as matched */
 typedef struct {
   const char* call;                   /* the wrapped function: "open", "fopen64", "__xstat", ... */

@@ -217,6 +217,26 @@ SCR_PRELOAD_API int MPI_Barrier(mpi_comm_word comm)
   return real(comm);
 }
 
+/* ROMIO's MPI_File_open creates a file with open(O_CREAT), closes it at once
+ * and opens it again: the first close is no end of the file for the engine
+ * (scr_preload_mpi_file_opening), whose checkpoint would complete empty. */
+static __thread int mpi_file_opening __attribute__((tls_model("initial-exec")));
+
+SCR_PRELOAD_API int scr_preload_mpi_file_opening(void)
+{
+  return mpi_file_opening > 0;
+}
+
+SCR_PRELOAD_API int MPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh)
+{
+  int (*real)(MPI_Comm, const char*, int, MPI_Info, MPI_File*) = SCR_MPI_REAL(MPI_File_open, "PMPI_File_open");
+  if (!real) return mpi_missing("MPI_File_open");
+  mpi_file_opening++;
+  int rc = real(comm, filename, amode, info, fh);
+  mpi_file_opening--;
+  return rc;
+}
+
 /* ---- MPICH's Fortran bindings. "use mpi" and mpif.h reach the C functions
  * above through the PLT, but "use mpi_f08" calls PMPI_Init, PMPI_Finalize
  * and PMPI_Barrier directly (MPICH 4.0.2: mpi_init_f08_ and the others), so
@@ -293,6 +313,31 @@ typedef void mpi_fortran_barrier(MPI_Fint* comm, MPI_Fint* ierr);
     real(comm, status); \
     scr_preload_real_leave(); \
   }
+
+/* mpi_f08's MPI_File_open calls PMPI_File_open itself (the legacy bindings
+ * reach the C wrapper above): comm, filename, amode, info, fh, ierror and
+ * the filename's hidden length, handed on as they came */
+typedef void mpi_fortran_file_open(void* comm, void* filename, void* amode, void* info, void* fh, MPI_Fint* ierr,
+                                   size_t filename_length);
+SCR_PRELOAD_API void mpi_file_open_f08_(void* comm, void* filename, void* amode, void* info, void* fh, MPI_Fint* ierr,
+                                        size_t filename_length);
+SCR_PRELOAD_API void mpi_file_open_f08_(void* comm, void* filename, void* amode, void* info, void* fh, MPI_Fint* ierr,
+                                        size_t filename_length)
+{
+  static mpi_fortran_file_open* resolved = NULL;
+  mpi_fortran_file_open* real = __atomic_load_n(&resolved, __ATOMIC_RELAXED);
+  if (!real)
+    __atomic_store_n(&resolved, real = (mpi_fortran_file_open*) mpi_fortran_real("mpi_file_open_f08_",
+                                                                                __builtin_return_address(0)),
+                     __ATOMIC_RELAXED);
+  if (!real) {
+    if (ierr) *ierr = MPI_ERR_OTHER;
+    return;
+  }
+  mpi_file_opening++;
+  real(comm, filename, amode, info, fh, ierr, filename_length);
+  mpi_file_opening--;
+}
 
 SCR_PRELOAD_FORTRAN_INIT(mpi_init_)
 SCR_PRELOAD_FORTRAN_INIT(mpi_init__)

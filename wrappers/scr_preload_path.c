@@ -74,6 +74,15 @@ void scr_preload_hooks_view_mirror(const char* mirror, const char* shown_as)
   __atomic_store_n(&mirror_length, strlen(mirror), __ATOMIC_RELEASE);
 }
 
+size_t scr_preload_path_mirror(char* out, size_t size)
+{
+  size_t m = __atomic_load_n(&mirror_length, __ATOMIC_ACQUIRE);
+  if (m == 0 || m >= size) return 0;
+  memcpy(out, mirror_path, m);
+  out[m] = '\0';
+  return m;
+}
+
 /* 1 when the absolute path out[0 .. used) lies in the mirror */
 static int path_in_mirror(const char* out, size_t used)
 {

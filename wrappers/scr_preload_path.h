@@ -21,6 +21,10 @@ size_t scr_preload_path_resolve(int dirfd, const char* path, char* out, size_t s
  * any other. The result is the original path the mirror stands for. */
 size_t scr_preload_path_resolve_mirrored(int dirfd, const char* path, char* out, size_t size);
 
+/* the engine's mirror of virtual directories (a directory in node-local
+ * storage) into out, and its length; 0 when there is none (outside MPI) */
+size_t scr_preload_path_mirror(char* out, size_t size);
+
 /* (dirfd, path) with the symbolic links the file system has on its way
  * followed, as the kernel would, and the rest (from the first name the file
  * system lacks: a directory that exists only in the view) taken lexically;

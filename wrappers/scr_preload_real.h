@@ -158,7 +158,8 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(MPI_Init, "PMPI_Init", NULL, int, (int*, char***)) \
   X(MPI_Init_thread, "PMPI_Init_thread", NULL, int, (int*, char***, int, int*)) \
   X(MPI_Finalize, "PMPI_Finalize", NULL, int, (void)) \
-  X(MPI_Barrier, "PMPI_Barrier", NULL, int, (MPI_Comm))
+  X(MPI_Barrier, "PMPI_Barrier", NULL, int, (MPI_Comm)) \
+  X(MPI_File_open, "PMPI_File_open", NULL, int, (MPI_Comm, const char*, int, MPI_Info, MPI_File*))
 
 /* scr_preload_real.open and so on: NULL until resolved */
 typedef struct {

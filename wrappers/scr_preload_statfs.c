@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include "scr_preload_path.h"
 #include "scr_preload_wrap.h"
 
 /* A program may ask how much room there is where it is about to write a
@@ -15,14 +16,25 @@
  * answer is then that of the file system that holds them, which is also
  * where the bytes go. */
 
-/* the real call failed for a missing name: ask again where the view keeps it */
+/* A rule directory that another rank made exists only in that rank's view:
+ * this rank cannot tell it from one nobody made, and creating a file in it
+ * succeeds (scr_preload(7)). ROMIO's MPI_File_open asks statfs of the
+ * directory before it creates its file there (to choose a driver), so that
+ * question gets the same answer: the file system the files would go to. */
+
+/* the real call failed for a missing name: ask again where the view keeps
+ * it, or, for a rule directory the view does not show, where it would */
 #define STATFS_MISSING(name, buf_type) \
   static SCR_PRELOAD_COLD int name##_missing(int (*real)(const char*, buf_type*), const char* path, buf_type* buf, \
                                              int saved_errno) \
   { \
     char shown[PATH_MAX]; \
     scr_preload_lookup l; \
-    if (!scr_preload_lookup_shown(&l, scr_preload_wrap_rules(), #name, AT_FDCWD, path, shown)) return -1; \
+    const scr_preload_ruleset* rules = scr_preload_wrap_rules(); \
+    if (!scr_preload_lookup_shown(&l, rules, #name, AT_FDCWD, path, shown) && \
+        (!scr_preload_lookup_path(&l, rules, #name, AT_FDCWD, path, SCR_PRELOAD_LOOKUP_DIRECTORY) || \
+         !l.t.directory || !scr_preload_path_mirror(shown, sizeof(shown)))) \
+      return -1; \
     errno = saved_errno; \
     return real(shown, buf); \
   } \

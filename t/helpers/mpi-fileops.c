@@ -40,6 +40,10 @@
  *   crash    open(PATH, O_RDWR), write "X" over its first byte, and die of
  *            SIGKILL with the file open (a node failing mid-update)
  *   crashrw  the same without the write: opened read-write, left as it was
+ *   mpiio    MPI_File_open(MPI_COMM_SELF, PATH, MPI_MODE_CREATE |
+ *            MPI_MODE_WRONLY), "rank R\n" written at 0, MPI_File_close: RC
+ *            is the MPI error class (0 ok)
+ *   mpiiocrash the same, but the process dies of SIGKILL before the close
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
  *            close
  *   fwrite   the same through fopen(PATH, "w")
@@ -444,7 +448,8 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            GLOB, STATVFS, SYMLINK, STAT, INPLACE, RW, TRUNCATE, COPY, CRASH, CRASHRW, HOLD, APPEND, RELEASE, CHMOD, MODE,
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
-           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP, OPS };
+           UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
+           MPIIO, MPIIOCRASH, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -453,7 +458,8 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "dirstat", "ls", "scanat", "walkcd", "mkdirm", "chmodm", "modes", "tell",
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
-                                           "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap" };
+                                           "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
+                                           "mpiio", "mpiiocrash" };
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -750,6 +756,21 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
       return -1;
     }
     return second;
+  }
+  case MPIIO:
+  case MPIIOCRASH: {
+    MPI_File fh;
+    char text[32];
+    int n = snprintf(text, sizeof(text), "rank %d\n", rank), error = 0;
+    int rc = MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    if (rc == MPI_SUCCESS) rc = MPI_File_write_at(fh, 0, text, n, MPI_CHAR, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && kind == MPIIOCRASH) {
+      fflush(NULL);
+      raise(SIGKILL);
+    }
+    if (rc == MPI_SUCCESS) rc = MPI_File_close(&fh);
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error);
+    return rc == MPI_SUCCESS ? 0 : error;
   }
   case CRASH:
   case CRASHRW: {
