@@ -3,6 +3,7 @@
 #include "config.h"
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -79,12 +80,31 @@ static int fd_owned(void)
   return getpid() == fd_owner;
 }
 
+/* the table's lock with every signal blocked: a handler that writes a
+ * checkpoint file (codes that checkpoint on SIGTERM or a timer) would
+ * otherwise wait forever for the lock its own thread holds; taken only for
+ * tracked descriptors, never on the pass-through path */
+static void fd_lock_take(sigset_t* saved)
+{
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, saved);
+  pthread_mutex_lock(&fd_lock);
+}
+
+static void fd_lock_give(const sigset_t* saved)
+{
+  pthread_mutex_unlock(&fd_lock);
+  pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
 int scr_preload_fd_init(void)
 {
   int saved_errno = errno;
-  pthread_mutex_lock(&fd_lock);
+  sigset_t saved;
+  fd_lock_take(&saved);
   int rc = fd_init_locked();
-  pthread_mutex_unlock(&fd_lock);
+  fd_lock_give(&saved);
   errno = saved_errno;
   return rc;
 }
@@ -105,7 +125,8 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
 {
   int saved_errno = errno;
   int rc = -1;
-  pthread_mutex_lock(&fd_lock);
+  sigset_t saved;
+  fd_lock_take(&saved);
   if (fd_init_locked() == 0 && fd >= 0 && fd < scr_preload_hot.fd_capacity && fd_owned()) {
     /* a descriptor is never shared by two records: a mark still here means
      * the previous file's descriptor was closed behind our back (a raw
@@ -129,7 +150,7 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
     __atomic_store_n(&scr_preload_hot.fd_active, 1, __ATOMIC_RELEASE);
     rc = 0;
   }
-  pthread_mutex_unlock(&fd_lock);
+  fd_lock_give(&saved);
   errno = saved_errno;
   return rc;
 }
@@ -137,7 +158,8 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
 int scr_preload_fd_release(int fd, scr_preload_fd_file* last)
 {
   int rc = 0;
-  pthread_mutex_lock(&fd_lock);
+  sigset_t saved;
+  fd_lock_take(&saved);
   if (scr_preload_hot.fd_marks && fd >= 0 && fd < scr_preload_hot.fd_capacity && fd_owned()) {
     uint32_t id = scr_preload_hot.fd_marks[fd];
     if (id) {
@@ -145,26 +167,28 @@ int scr_preload_fd_release(int fd, scr_preload_fd_file* last)
       rc = fd_drop_locked(id, last);
     }
   }
-  pthread_mutex_unlock(&fd_lock);
+  fd_lock_give(&saved);
   return rc;
 }
 
 int scr_preload_fd_lookup(int fd, scr_preload_fd_file* file)
 {
   int rc = 0;
-  pthread_mutex_lock(&fd_lock);
+  sigset_t saved;
+  fd_lock_take(&saved);
   if (scr_preload_hot.fd_marks && fd >= 0 && fd < scr_preload_hot.fd_capacity && scr_preload_hot.fd_marks[fd]) {
     *file = fd_records[scr_preload_hot.fd_marks[fd] - 1].file;
     rc = 1;
   }
-  pthread_mutex_unlock(&fd_lock);
+  fd_lock_give(&saved);
   return rc;
 }
 
 int scr_preload_fd_share(int oldfd, int newfd, scr_preload_fd_file* last)
 {
   int rc = 0;
-  pthread_mutex_lock(&fd_lock);
+  sigset_t saved;
+  fd_lock_take(&saved);
   if (scr_preload_hot.fd_marks && newfd >= 0 && newfd < scr_preload_hot.fd_capacity && oldfd != newfd && fd_owned()) {
     uint32_t id = oldfd >= 0 && oldfd < scr_preload_hot.fd_capacity ? scr_preload_hot.fd_marks[oldfd] : 0;
     uint32_t previous = scr_preload_hot.fd_marks[newfd];
@@ -174,7 +198,7 @@ int scr_preload_fd_share(int oldfd, int newfd, scr_preload_fd_file* last)
       if (previous) rc = fd_drop_locked(previous, last);
     }
   }
-  pthread_mutex_unlock(&fd_lock);
+  fd_lock_give(&saved);
   return rc;
 }
 

@@ -3,6 +3,7 @@
 #include "config.h"
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,10 +231,17 @@ void scr_cache_start_reaper(void)
   if (!trash) return;
   scr_reaper_stop = 0;
   scr_reaper_pending = 1; /* leftovers of a previous run */
+  /* the thread takes no signal: a handler of the application run on it
+   * (one that writes a checkpoint on SIGALRM) would wait for the library's
+   * lock while SCR_Finalize, holding it, waits for the thread */
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &saved);
   if (pthread_create(&scr_reaper_thread, NULL, scr_cache_reaper_main, trash) == 0)
     scr_reaper_running = 1;
   else
     free(trash);
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 void scr_cache_stop_reaper(void)

@@ -44,6 +44,10 @@
  *            MPI_MODE_WRONLY), "rank R\n" written at 0, MPI_File_close: RC
  *            is the MPI error class (0 ok)
  *   mpiiocrash the same, but the process dies of SIGKILL before the close
+ *   sigckpt  a SIGALRM every 2 ms whose handler writes PATH_hK.dat (K
+ *            counting) with open, write and close, while the program writes
+ *            PATH_m.dat 100 times: RC 0 when all is written (a handler that
+ *            writes a checkpoint, as codes do on SIGTERM or a timer)
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
  *            close
  *   fwrite   the same through fopen(PATH, "w")
@@ -128,6 +132,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/time.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -449,7 +454,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
-           MPIIO, MPIIOCRASH, OPS };
+           MPIIO, MPIIOCRASH, SIGCKPT, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -459,7 +464,24 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
-                                           "mpiio", "mpiiocrash" };
+                                           "mpiio", "mpiiocrash", "sigckpt" };
+
+/* sigckpt: the handler's files, named from sig_base */
+static char sig_base[256];
+static volatile sig_atomic_t sig_written, sig_failed;
+
+static void sig_write(int signo)
+{
+  (void) signo;
+  int saved_errno = errno;
+  char name[300];
+  snprintf(name, sizeof(name), "%s_h%d.dat", sig_base, (int) sig_written);
+  int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || write(fd, "h\n", 2) != 2) sig_failed = 1;
+  if (fd >= 0 && close(fd) != 0) sig_failed = 1;
+  sig_written++;
+  errno = saved_errno;
+}
 
 /* what walk met, one line each */
 static char walk_lines[64][512];
@@ -756,6 +778,23 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
       return -1;
     }
     return second;
+  }
+  case SIGCKPT: {
+    snprintf(sig_base, sizeof(sig_base), "%s", path);
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = sig_write;
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &action, NULL);
+    struct itimerval every = { { 0, 2000 }, { 0, 2000 } }, off = { { 0, 0 }, { 0, 0 } };
+    setitimer(ITIMER_REAL, &every, NULL);
+    char name[300];
+    snprintf(name, sizeof(name), "%s_m.dat", path);
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++) rc = write_new(name, rank);
+    setitimer(ITIMER_REAL, &off, NULL);
+    signal(SIGALRM, SIG_DFL);
+    return rc == 0 && !sig_failed ? 0 : -1;
   }
   case MPIIO:
   case MPIIOCRASH: {
