@@ -49,13 +49,13 @@ static const scr_param_attr ckpt_attrs[] = {
   ATTR_INT("INTERVAL", 1, BIG, YES, "use this descriptor for checkpoints whose number it divides (default 1)"),
   ATTR_ENUM("TYPE", ckpt_types, YES, "redundancy scheme (default SCR_COPY_TYPE)"),
   ATTR("GROUP", T(STRING), YES, "failure group (default SCR_GROUP)"),
-  ATTR("STORE", T(PATH), YES, "store to cache the dataset in (default SCR_CACHE_BASE)"),
+  ATTR("STORE", T(PATH), NO, "store to cache the dataset in (LLNL; here SCR_CACHE_BASE holds every dataset)"),
   ATTR_INT("SET_SIZE", 1, BIG, YES, "minimum ranks per XOR or RS set (default SCR_SET_SIZE)"),
   ATTR_INT("SET_FAILURES", 1, BIG, YES, "failures per RS set to tolerate (default SCR_SET_FAILURES)"),
   ATTR_INT("HOP_DISTANCE", 1, BIG, YES, "distance between partners (default SCR_HOP_DISTANCE)"),
   ATTR("OUTPUT", T(BOOL), YES, "1 selects this descriptor for datasets flagged SCR_FLAG_OUTPUT"),
-  ATTR("BYPASS", T(BOOL), YES, "1 writes the files to the prefix directory (default SCR_CACHE_BYPASS)"),
-  ATTR("ENABLED", T(BOOL), YES, "0 ignores the descriptor"),
+  ATTR("BYPASS", T(BOOL), NO, "1 writes the files to the prefix directory (LLNL; here SCR_CACHE_BYPASS)"),
+  ATTR("ENABLED", T(BOOL), NO, "0 ignores the descriptor (LLNL; here every CKPT descriptor is used)"),
   ATTR_END
 };
 
@@ -170,8 +170,9 @@ static const scr_param_def table[] = {
     .description = "checkpoint rule of the preload layer: a path pattern with *, ?, [..], ** and {step}, {rank}" },
 
   /* descriptors */
-  { .name = "STORE", .type = T(DESCRIPTOR), .group = G(DESCRIPTOR), .effective = YES, .min = 1, .max = 0,
-    .value_type = T(PATH), .attrs = store_attrs, .description = "a storage device, named by its directory" },
+  { .name = "STORE", .type = T(DESCRIPTOR), .group = G(DESCRIPTOR), .effective = NO, .min = 1, .max = 0,
+    .value_type = T(PATH), .attrs = store_attrs,
+    .description = "a storage device, named by its directory (LLNL; here SCR_CACHE_BASE and SCR_CACHE_SIZE)" },
   { .name = "CKPT", .type = T(DESCRIPTOR), .group = G(DESCRIPTOR), .effective = YES, .min = 0, .max = BIG,
     .value_type = T(INT), .attrs = ckpt_attrs, .description = "a redundancy descriptor, numbered from 0; used when SCR_COPY_TYPE=FILE" },
   { .name = "GROUPS", .type = T(DESCRIPTOR), .group = G(DESCRIPTOR), .effective = YES, .min = 1, .max = 0,
