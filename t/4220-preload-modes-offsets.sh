@@ -8,16 +8,9 @@
 # natively and under the preload, and compares rank 0's lines.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
-preload="$top_builddir/.libs/libscr_preload.so"
-fileops="$top_builddir/t/helpers/mpi-fileops"
 export SCR_CACHE_BASE="$TRASH/cache" SCR_CNTL_BASE="$TRASH/cntl" SCR_JOB_ID=t4220 SCR_COPY_TYPE=SINGLE SCR_FLUSH=0
 
-if ! test -f "$preload"; then
-  test_skip "offsets and modes under the preload" "no $preload"
-  test_done; exit 0
-fi
+preload_prelude "offsets and modes under the preload"
 
 # same NAME RULE OP...: mpi-fileops in a fresh $TRASH/NAME.native without the
 # preload and in $TRASH/NAME.preload under it with RULE in .scrconf, umask

@@ -8,16 +8,9 @@
 # mpi-fileops does the I/O.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
-preload="$top_builddir/.libs/libscr_preload.so"
-fileops="$top_builddir/t/helpers/mpi-fileops"
 export SCR_JOB_ID=t4230 SCR_COPY_TYPE=SINGLE
 
-if ! test -f "$preload"; then
-  test_skip "open(O_TRUNC) without O_CREAT through the preload" "no $preload"
-  test_done; exit 0
-fi
+preload_prelude "open(O_TRUNC) without O_CREAT through the preload"
 
 # native DIR OUT OP...: mpi-fileops on 2 ranks without the preload, in $TRASH/DIR
 native() {

@@ -7,16 +7,9 @@
 # the same operations without the preload give the expected output.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
-preload="$top_builddir/.libs/libscr_preload.so"
-fileops="$top_builddir/t/helpers/mpi-fileops"
 export SCR_JOB_ID=t4240 SCR_COPY_TYPE=SINGLE
 
-if ! test -f "$preload"; then
-  test_skip "deletions under the preload" "no $preload"
-  test_done; exit 0
-fi
+preload_prelude "deletions under the preload"
 
 # pre N DIR OUT OP...: mpi-fileops on N ranks under the preload, in $TRASH/DIR;
 # rank 0's lines in $TRASH/OUT, stderr in OUT.err

@@ -5,10 +5,7 @@
 # natively, and removable by the nftw(FTW_DEPTH) idiom.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
-preload="$top_builddir/.libs/libscr_preload.so"
-fileops="$top_builddir/t/helpers/mpi-fileops"
+preload_prelude "virtual directories under the preload"
 export SCR_JOB_ID=t4250 SCR_FLUSH=0
 
 # ops MODE DIR OUT RULE OP...: mpi-fileops on 1 rank in $TRASH/DIR (made

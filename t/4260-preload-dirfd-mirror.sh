@@ -9,17 +9,10 @@
 # operations without the preload. 2 ranks, mpi-fileops does the I/O.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
-preload="$top_builddir/.libs/libscr_preload.so"
-fileops="$top_builddir/t/helpers/mpi-fileops"
 export SCR_JOB_ID=t4260 SCR_COPY_TYPE=SINGLE SCR_FLUSH=0
 rule='PRELOAD=ckpt.{step}/rank_{rank}.dat BOUNDARY=BARRIER'
 
-if ! test -f "$preload"; then
-  test_skip "calls through descriptors of virtual directories" "no $preload"
-  test_done; exit 0
-fi
+preload_prelude "calls through descriptors of virtual directories"
 
 # run MODE NAME OP...: mpi-fileops on 2 ranks in $TRASH/NAME.MODE, MODE nat
 # (natively) or pre (under the preload, with the rule unless NORULE=1, its

@@ -11,18 +11,10 @@
 # after each operation.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
-
-preload="$top_builddir/.libs/libscr_preload.so"
-fileops="$top_builddir/t/helpers/mpi-fileops"
 nodes=node0,node1
 : "${SCR_TEST_TIMEOUT:=60}"
 
-if ! test -f "$preload"; then
-  test_skip "checkpoint files written through mmap on the test cluster" "no $preload"
-  test_done; exit 0
-fi
+preload_prelude "checkpoint files written through mmap on the test cluster"
 
 cluster_up 2 47
 export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_JOB_ID=t4270 SCR_COPY_TYPE=XOR \

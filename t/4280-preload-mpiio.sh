@@ -6,16 +6,9 @@
 # in MPI_File_close does. One node; mpi-fileops does the I/O.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
-preload="$top_builddir/.libs/libscr_preload.so"
-fileops="$top_builddir/t/helpers/mpi-fileops"
 export SCR_JOB_ID=t4280 SCR_COPY_TYPE=SINGLE
 
-if ! test -f "$preload"; then
-  test_skip "MPI-IO checkpoints under the preload" "no $preload"
-  test_done; exit 0
-fi
+preload_prelude "MPI-IO checkpoints under the preload"
 
 # ops DIR OUT OP...: mpi-fileops on 2 ranks under the preload with SCR_DEBUG=1
 ops() {

@@ -5,17 +5,10 @@
 # handler must never wait for a lock its own thread holds. One rank.
 . "$top_srcdir/t/test-lib.sh"
 
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
-preload="$top_builddir/.libs/libscr_preload.so"
-fileops="$top_builddir/t/helpers/mpi-fileops"
 export SCR_JOB_ID=t4290 SCR_COPY_TYPE=SINGLE SCR_FLUSH=0
 : "${SCR_TEST_TIMEOUT:=60}"
 
-if ! test -f "$preload"; then
-  test_skip "signal handlers under the preload" "no $preload"
-  test_done; exit 0
-fi
+preload_prelude "signal handlers under the preload"
 
 test_expect_success 'a SIGALRM handler writing checkpoint files while the program writes them: no deadlock' "
   mkdir -p run && echo 'PRELOAD=sig_{rank}_*.dat' >run/.scrconf &&

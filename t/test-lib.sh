@@ -122,6 +122,21 @@ cluster_lock() {
   exec 9>"${TMPDIR:-/tmp}/scr-cluster-tests.lock" && flock 9
 }
 
+# preload_prelude WHAT: what a test of the preload layer needs: $preload,
+# $fileops (the scriptable MPI I/O helper), an ASAN_OPTIONS under which an
+# instrumented preload runs in programs that were not instrumented, and the
+# whole script skipped (WHAT says what) when the preload was not built
+preload_prelude() {
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+  export ASAN_OPTIONS
+  preload="$top_builddir/.libs/libscr_preload.so"
+  fileops="$top_builddir/t/helpers/mpi-fileops"
+  if ! test -f "$preload"; then
+    test_skip "$1" "no $preload"
+    test_done; exit 0
+  fi
+}
+
 # cluster_up N ID: N fake nodes for this test script, removed again at exit.
 # ID (1..99) gives the script a cluster of its own (bridge, subnet, state), so
 # test scripts running in parallel never share nodes.
