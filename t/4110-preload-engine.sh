@@ -109,16 +109,17 @@ test_expect_success 'remove(), unlink() and rmdir() drop an old checkpoint and i
   SCR_FLUSH=0 SCR_CACHE_SIZE=4 run cxx_ofstream rm rm.out &&
   (cd $TRASH/rm && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=\"$preload\" $top_builddir/t/helpers/mpi-fileops \\
      unlink:ckpt_6 rmdir:ckpt_6/rank_%d.bin \\
-     rmdir:ckpt_6 remove:ckpt_6/rank_%d.bin remove:ckpt_6/rank_%d.bin rmdir:ckpt_6 rmdir:ckpt_6 \\
-     remove:ckpt_4 remove:ckpt_4/rank_%d.bin remove:ckpt_4) >remove.out 2>remove.err &&
+     rmdir:ckpt_6 remove:ckpt_6/rank_%d.bin remove:ckpt_6/rank_%d.bin rmdir@0:ckpt_6 rmdir@0:ckpt_6 \\
+     remove:ckpt_4 remove:ckpt_4/rank_%d.bin remove@0:ckpt_4) >remove.out 2>remove.err &&
   printf '%s\\n' 'unlink ckpt_6: -1 Is a directory' 'rmdir ckpt_6/rank_0.bin: -1 Not a directory' \\
     'rmdir ckpt_6: -1 Directory not empty' 'remove ckpt_6/rank_0.bin: 0 ok' \\
-    'remove ckpt_6/rank_0.bin: -1 No such file or directory' 'rmdir ckpt_6: 0 ok' \\
-    'rmdir ckpt_6: -1 No such file or directory' 'remove ckpt_4: -1 Directory not empty' \\
-    'remove ckpt_4/rank_0.bin: 0 ok' 'remove ckpt_4: 0 ok' >remove.expect &&
+    'remove ckpt_6/rank_0.bin: -1 No such file or directory' 'rmdir@0 ckpt_6: 0 ok' \\
+    'rmdir@0 ckpt_6: -1 No such file or directory' 'remove ckpt_4: -1 Directory not empty' \\
+    'remove ckpt_4/rank_0.bin: 0 ok' 'remove@0 ckpt_4: 0 ok' >remove.expect &&
   cmp remove.expect remove.out &&
   test -z \"\$(find $SCR_CACHE_BASE -path '*ckpt_[46]/*')\" &&
-  test -n \"\$(find $SCR_CACHE_BASE -path '*ckpt_8/rank_1.bin')\" && test -z \"\$(ls $TRASH/rm)\"
+  test -n \"\$(find $SCR_CACHE_BASE -path '*ckpt_8/rank_1.bin')\" &&
+  test \"\$(ls $TRASH/rm | tr '\\n' ' ')\" = 'ckpt_2 ckpt_8 ' && no_files_below $TRASH/rm
 "
 
 test_expect_success 'std::filesystem::remove_all of old checkpoint directories drops them from the cache' "
@@ -127,18 +128,19 @@ test_expect_success 'std::filesystem::remove_all of old checkpoint directories d
   SCR_FLUSH=0 SCR_CACHE_SIZE=4 run cxx_ofstream cxxkeep cxxkeep.out --keep 1 &&
   same_result cxxkeep.out ref.cxx.out && ! grep -q 'remove_all' cxxkeep.out.err &&
   test -z \"\$(find $SCR_CACHE_BASE -name rank_0.bin -path '*ckpt_[246]/*')\" &&
-  test -n \"\$(find $SCR_CACHE_BASE -name rank_0.bin -path '*ckpt_8/*')\" && test -z \"\$(ls $TRASH/cxxkeep)\" &&
+  test -n \"\$(find $SCR_CACHE_BASE -name rank_0.bin -path '*ckpt_8/*')\" && test \"\$(ls $TRASH/cxxkeep)\" = ckpt_8 &&
+  no_files_below $TRASH/cxxkeep &&
   test -z \"\$(find $SCR_CACHE_BASE -name '.scr_view*')\"
 "
 
-test_expect_success 'a tree removed through descriptors, as shutil.rmtree does, leaves nothing shown' "
+test_expect_success 'a tree rank 0 removes through descriptors, as shutil.rmtree does, leaves nothing shown on any rank' "
   fresh tree && printf '%s\\n' 'PRELOAD=run/step_{step}/part_{rank}.bin BOUNDARY=BARRIER' \\
     'PRELOAD=run/step_{step}/header.txt BOUNDARY=BARRIER' >$TRASH/tree/.scrconf &&
   SCR_FLUSH=0 SCR_CACHE_SIZE=4 run shared_header tree tree.out &&
   (cd $TRASH/tree && SCR_FLUSH=0 mpirun 2 env LD_PRELOAD=\"$preload\" $top_builddir/t/helpers/mpi-fileops \\
-     rmtree:run/step_4 rmtree:run/step_4 rmdir:run rmtree:run rmtree:run) >rmtree.out 2>rmtree.err &&
-  printf '%s\\n' 'rmtree run/step_4: 0 ok' 'rmtree run/step_4: -1 No such file or directory' \\
-    'rmdir run: -1 Directory not empty' 'rmtree run: 0 ok' 'rmtree run: -1 No such file or directory' >rmtree.expect &&
+     rmtree@0:run/step_4 rmtree@0:run/step_4 rmdir@0:run rmtree@0:run rmtree@0:run) >rmtree.out 2>rmtree.err &&
+  printf '%s\\n' 'rmtree@0 run/step_4: 0 ok' 'rmtree@0 run/step_4: -1 No such file or directory' \\
+    'rmdir@0 run: -1 Directory not empty' 'rmtree@0 run: 0 ok' 'rmtree@0 run: -1 No such file or directory' >rmtree.expect &&
   cmp rmtree.expect rmtree.out &&
   test -z \"\$(find $SCR_CACHE_BASE -name '*.bin' -o -name '*.txt' -o -name '.scr_view*')\" &&
   test -z \"\$(ls $TRASH/tree)\"
@@ -149,7 +151,7 @@ test_expect_success 'a header rank 0 wrote for all is read by every rank at a re
   fresh hdr && printf '%s\\n' 'PRELOAD=run/step_{step}/part_{rank}.bin BOUNDARY=BARRIER' \\
     'PRELOAD=run/step_{step}/header.txt BOUNDARY=BARRIER' >$TRASH/hdr/.scrconf &&
   ! SCR_FLUSH=0 run shared_header hdr hdr.die.out --die-at 5 &&
-  ! test -e $TRASH/hdr/run && test -n \"\$(find $SCR_CACHE_BASE -name header.txt)\" &&
+  no_files_below $TRASH/hdr/run && test -n \"\$(find $SCR_CACHE_BASE -name header.txt)\" &&
   SCR_FLUSH=0 run shared_header hdr hdr.resume.out &&
   expect_grep '^resumed from step 4\$' hdr.resume.out && same_result hdr.resume.out ref.hdr.out &&
   expect_grep 'shown to every rank' hdr.resume.out.err
@@ -212,8 +214,8 @@ test_expect_success 'glob finds a restored file; opened with O_CREAT|O_EXCL it e
   fresh excl && echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/excl/.scrconf &&
   ! SCR_FLUSH=0 run posix_fpp excl excl.die.out --die-at 5 &&
   fileops excl excl.glob.out 'glob:data/step*_rank%d.chk' 'glob:data/*' 'glob:nothing/*' &&
-  printf '%s\\n' 'glob data/step*_rank0.chk: 1 ok' '  = data/step4_rank0.chk' 'glob data/*: 1 ok' \
-    '  = data/step4_rank0.chk' 'glob nothing/*: 0 ok' >excl.glob.expect && test_cmp excl.glob.expect excl.glob.out &&
+  printf '%s\\n' 'glob data/step*_rank0.chk: 1 ok' '  = data/step4_rank0.chk' 'glob data/*: 2 ok' \
+    '  = data/step4_rank0.chk' '  = data/step4_rank1.chk' 'glob nothing/*: 0 ok' >excl.glob.expect && test_cmp excl.glob.expect excl.glob.out &&
   fileops excl excl.out read:data/step4_rank%d.chk excl:data/step4_rank%d.chk update:data/step4_rank%d.chk \
     read:data/step4_rank%d.chk &&
   expect_grep '^excl data/step4_rank0.chk: -1 File exists\$' excl.out &&
@@ -225,21 +227,22 @@ test_expect_success 'glob finds a restored file; opened with O_CREAT|O_EXCL it e
 test_expect_success 'nftw walks a restored checkpoint directory the file system lacks, and removes it' "
   fresh walk && echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/walk/.scrconf &&
   ! SCR_FLUSH=0 run posix_fpp walk walk.die.out --die-at 5 &&
-  ! test -e $TRASH/walk/data &&
+  no_files_below $TRASH/walk/data && rmdir $TRASH/walk/data &&
   fileops walk walk.top.out walk:. 'glob:*' &&
   expect_grep '^  = D 1 ./data\$' walk.top.out && expect_grep '^  = F 2 ./data/step4_rank0.chk\$' walk.top.out &&
   expect_grep '^  = data\$' walk.top.out &&
   fileops walk walk.cd.out walkcd:data && expect_grep '^  = F 1 data/step4_rank0.chk\$' walk.cd.out &&
   ! test -e $TRASH/walk/data &&
   fileops walk walk.out walk:data rmwalk:data walk:data stat:data/step4_rank%d.chk 'glob:data/*' &&
-  printf '%s\\n' 'walk data: 2 ok' '  = D 0 data' '  = F 1 data/step4_rank0.chk' 'rmwalk data: 0 ok' \
+  printf '%s\\n' 'walk data: 3 ok' '  = D 0 data' '  = F 1 data/step4_rank0.chk' '  = F 1 data/step4_rank1.chk' \
+    'rmwalk data: 0 ok' \
     'walk data: -1 No such file or directory' 'stat data/step4_rank0.chk: -1 No such file or directory' \
     'glob data/*: 0 ok' >walk.expect && test_cmp walk.expect walk.out
 "
 
 test_expect_success 'a second file of a step that already completed joins that checkpoint, with a warning' "
   fresh twofiles && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat' 'PRELOAD=ck.{step}/q_{rank}.dat' >$TRASH/twofiles/.scrconf &&
-  fileops twofiles two.out mkdir:ck.1 write:ck.1/r_%d.dat write:ck.1/q_%d.dat &&
+  fileops twofiles two.out mkdir@0:ck.1 write:ck.1/r_%d.dat write:ck.1/q_%d.dat &&
   expect_grep 'ck.1/q_0.dat is a file of step 1, which completed .*set FILES=' two.out.err &&
   fileops twofiles two.read.out read:ck.1/r_%d.dat read:ck.1/q_%d.dat &&
   printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/q_0.dat: 7 ok' >two.expect && test_cmp two.expect two.read.out
@@ -247,8 +250,8 @@ test_expect_success 'a second file of a step that already completed joins that c
 
 test_expect_success 'a completed checkpoint file opened again without O_TRUNC changes in place; written anew, a new version' "
   fresh again && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/again/.scrconf &&
-  fileops again again.out mkdir:ck.1 write:ck.1/r_%d.dat update:ck.1/r_%d.dat read:ck.1/r_%d.dat &&
-  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'update ck.1/r_0.dat: 0 ok' 'read ck.1/r_0.dat: 7 ok' \
+  fileops again again.out mkdir@0:ck.1 write:ck.1/r_%d.dat update:ck.1/r_%d.dat read:ck.1/r_%d.dat &&
+  printf '%s\\n' 'mkdir@0 ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'update ck.1/r_0.dat: 0 ok' 'read ck.1/r_0.dat: 7 ok' \
     >again.expect && test_cmp again.expect again.out &&
   files=\$(find $SCR_CACHE_BASE -name r_1.dat ! -path '*.scr_*') && test \"\$(echo \$files | wc -w)\" = 1 &&
   test \"\$(cat \$files)\" = 'Xank 1' && case \$files in *scr.dataset.1/*) true ;; *) false ;; esac &&
@@ -269,7 +272,7 @@ test_expect_success 'a file of a rule without {step} opened again with O_CREAT, 
 test_expect_success 'a log appended to with fopen(a) after its checkpoint completed changes that checkpoint in place' "
   fresh applog && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat FILES=2' 'PRELOAD=ck.{step}/log_{rank}.txt FILES=2' \
     >$TRASH/applog/.scrconf &&
-  fileops applog applog.out mkdir:ck.1 write:ck.1/r_%d.dat fappend:ck.1/log_%d.txt fappend:ck.1/log_%d.txt &&
+  fileops applog applog.out mkdir@0:ck.1 write:ck.1/r_%d.dat fappend:ck.1/log_%d.txt fappend:ck.1/log_%d.txt &&
   fileops applog applog.read.out read:ck.1/r_%d.dat read:ck.1/log_%d.txt &&
   expect_grep 'restarting from dataset 1 (ck.1) in cache' applog.read.out.err &&
   printf '%s\\n' 'read ck.1/r_0.dat: 7 ok' 'read ck.1/log_0.txt: 14 ok' >applog.expect &&
@@ -278,24 +281,24 @@ test_expect_success 'a log appended to with fopen(a) after its checkpoint comple
 
 test_expect_success 'fstatat relative to the stream of a listed directory the file system lacks finds its files' "
   fresh dirstat && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/dirstat/.scrconf &&
-  fileops dirstat dirstat.out mkdir:ck.1 write:ck.1/r_%d.dat dirstat:ck.1 &&
-  expect_grep '^dirstat ck.1: 7 ok\$' dirstat.out &&
-  fileops dirstat dirstat.next.out dirstat:ck.1 && expect_grep '^dirstat ck.1: 7 ok\$' dirstat.next.out
+  fileops dirstat dirstat.out mkdir@0:ck.1 write:ck.1/r_%d.dat dirstat:ck.1 &&
+  expect_grep '^dirstat ck.1: 14 ok\$' dirstat.out &&
+  fileops dirstat dirstat.next.out dirstat:ck.1 && expect_grep '^dirstat ck.1: 14 ok\$' dirstat.next.out
 "
 
-test_expect_success 'mkdir of a cached file s name fails with EEXIST and makes nothing on the file system' "
+test_expect_success 'mkdir of a cached file s name fails with EEXIST and makes no directory on the file system' "
   fresh mkfile && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/mkfile/.scrconf &&
-  fileops mkfile mkfile.out mkdir:ck.1 write:ck.1/r_%d.dat mkdir:ck.1/r_%d.dat read:ck.1/r_%d.dat &&
-  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'mkdir ck.1/r_0.dat: -1 File exists' \
+  fileops mkfile mkfile.out mkdir@0:ck.1 write:ck.1/r_%d.dat mkdir:ck.1/r_%d.dat read:ck.1/r_%d.dat &&
+  printf '%s\\n' 'mkdir@0 ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'mkdir ck.1/r_0.dat: -1 File exists' \
     'read ck.1/r_0.dat: 7 ok' >mkfile.expect && test_cmp mkfile.expect mkfile.out &&
-  ! test -e $TRASH/mkfile/ck.1
+  no_files_below $TRASH/mkfile/ck.1
 "
 
 test_expect_success 'a path through a cached file fails with ENOTDIR, as on a file system' "
   fresh notdir && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/notdir/.scrconf &&
-  fileops notdir notdir.out mkdir:ck.1 write:ck.1/r_%d.dat stat:ck.1/r_%d.dat/x read:ck.1/r_%d.dat/x \
+  fileops notdir notdir.out mkdir@0:ck.1 write:ck.1/r_%d.dat stat:ck.1/r_%d.dat/x read:ck.1/r_%d.dat/x \
     write:ck.1/r_%d.dat/x relist:ck.1/r_%d.dat mkdir:ck.1/r_%d.dat/x unlink:ck.1/r_%d.dat/x stat:ck.1/nothing &&
-  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'stat ck.1/r_0.dat/x: -1 Not a directory' \
+  printf '%s\\n' 'mkdir@0 ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'stat ck.1/r_0.dat/x: -1 Not a directory' \
     'read ck.1/r_0.dat/x: -1 Not a directory' 'write ck.1/r_0.dat/x: -1 Not a directory' \
     'relist ck.1/r_0.dat: -1 Not a directory' 'mkdir ck.1/r_0.dat/x: -1 Not a directory' \
     'unlink ck.1/r_0.dat/x: -1 Not a directory' 'stat ck.1/nothing: -1 No such file or directory' >notdir.expect &&
@@ -304,9 +307,9 @@ test_expect_success 'a path through a cached file fails with ENOTDIR, as on a fi
 
 test_expect_success 'a checkpoint directory renamed to a name no rule matches leaves the view; listings type directories' "
   fresh mvdir && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/mvdir/.scrconf &&
-  fileops mvdir mvdir.out mkdir:ck.4 write:ck.4/r_%d.dat mkdir:ck.5 ls:. rename@0:ck.4=ck.4.old stat@0:ck.4 ls@0:. \
+  fileops mvdir mvdir.out mkdir@0:ck.4 write:ck.4/r_%d.dat mkdir@0:ck.5 ls:. rename@0:ck.4=ck.4.old stat@0:ck.4 ls@0:. \
     rmtree@0:ck.4.old ls@0:. &&
-  printf '%s\\n' 'mkdir ck.4: 0 ok' 'write ck.4/r_0.dat: 0 ok' 'mkdir ck.5: 0 ok' 'ls .: 4 ok' '  = .scr d' \
+  printf '%s\\n' 'mkdir@0 ck.4: 0 ok' 'write ck.4/r_0.dat: 0 ok' 'mkdir@0 ck.5: 0 ok' 'ls .: 4 ok' '  = .scr d' \
     '  = .scrconf f' '  = ck.4 d' '  = ck.5 d' 'rename@0 ck.4=ck.4.old: 0 ok' \
     'stat@0 ck.4: -1 No such file or directory' 'ls@0 .: 4 ok' '  = .scr d' '  = .scrconf f' '  = ck.4.old d' \
     '  = ck.5 d' 'rmtree@0 ck.4.old: 0 ok' 'ls@0 .: 3 ok' '  = .scr d' '  = .scrconf f' '  = ck.5 d' >mvdir.expect &&
@@ -326,15 +329,15 @@ test_expect_success 'a checkpoint written in a temporary directory then renamed 
 
 test_expect_success 'scandirat relative to a directory descriptor lists a checkpoint directory the file system lacks' "
   fresh scanat && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/scanat/.scrconf &&
-  fileops scanat scanat.out mkdir:ck.1 write:ck.1/r_%d.dat scanat:ck.1 scanat:ck.2 scanat:ck.1/r_%d.dat &&
-  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'scanat ck.1: 3 ok' '  = .' '  = ..' '  = r_0.dat' \
+  fileops scanat scanat.out mkdir@0:ck.1 write:ck.1/r_%d.dat scanat:ck.1 scanat:ck.2 scanat:ck.1/r_%d.dat &&
+  printf '%s\\n' 'mkdir@0 ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'scanat ck.1: 4 ok' '  = .' '  = ..' '  = r_0.dat' '  = r_1.dat' \
     'scanat ck.2: -1 No such file or directory' 'scanat ck.1/r_0.dat: -1 Not a directory' >scanat.expect &&
   test_cmp scanat.expect scanat.out
 "
 
 test_expect_success 'freopen of a checkpoint stream for appending: one file, all its bytes, restored' "
   fresh reopen && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/reopen/.scrconf &&
-  fileops reopen reopen.out mkdir:ck.1 freopen:ck.1/r_%d.dat &&
+  fileops reopen reopen.out mkdir@0:ck.1 freopen:ck.1/r_%d.dat &&
   expect_grep '^freopen ck.1/r_0.dat: 0 ok' reopen.out && ! grep -q 'not flushed\\|were recorded' reopen.out.err &&
   fileops reopen reopen.read.out read:ck.1/r_%d.dat &&
   printf '%s\\n' 'read ck.1/r_0.dat: 12 ok' >reopen.expect && test_cmp reopen.expect reopen.read.out
@@ -343,19 +346,19 @@ test_expect_success 'freopen of a checkpoint stream for appending: one file, all
 test_expect_success 'an output file written after the checkpoint of its step is a dataset of its own' "
   fresh ckout && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat' 'PRELOAD=out/o_{step}_{rank}.txt TYPE=OUTPUT' \
     >$TRASH/ckout/.scrconf &&
-  fileops ckout ckout.out mkdir:ck.3 write:ck.3/r_%d.dat write:out/o_3_%d.txt &&
+  fileops ckout ckout.out mkdir@0:ck.3 write:ck.3/r_%d.dat write:out/o_3_%d.txt &&
   ! grep -q 'kept with that checkpoint' ckout.out.err &&
   test \"\$(cat $TRASH/ckout/out/o_3_1.txt)\" = 'rank 1' && ! test -e $TRASH/ckout/ck.3/r_1.dat
 "
 
 test_expect_success 'files and directories no rule matches, made in a checkpoint directory, go to the file system; statvfs sees it' "
   fresh others && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/others/.scrconf &&
-  fileops others others.out mkdir:ck.2 write:ck.2/notes_%d.txt fwrite:ck.2/log_%d.txt mkdir:ck.2/sub_%d \
-    write:ck.2/r_%d.dat read:ck.2/notes_%d.txt mkdir:ck.3 mkdir:ck.3/logs_%d/ mkdir:ck.4 statvfs:ck.4 \
+  fileops others others.out mkdir@0:ck.2 write:ck.2/notes_%d.txt fwrite:ck.2/log_%d.txt mkdir:ck.2/sub_%d \
+    write:ck.2/r_%d.dat read:ck.2/notes_%d.txt mkdir@0:ck.3 mkdir:ck.3/logs_%d/ mkdir@0:ck.4 statvfs:ck.4 \
     write:ck.4/r_%d.dat statvfs:ck.4/r_%d.dat statvfs:ck.4/missing &&
-  printf '%s\\n' 'mkdir ck.2: 0 ok' 'write ck.2/notes_0.txt: 0 ok' 'fwrite ck.2/log_0.txt: 0 ok' 'mkdir ck.2/sub_0: 0 ok' \
-    'write ck.2/r_0.dat: 0 ok' 'read ck.2/notes_0.txt: 7 ok' 'mkdir ck.3: 0 ok' 'mkdir ck.3/logs_0/: 0 ok' \
-    'mkdir ck.4: 0 ok' 'statvfs ck.4: 0 ok' 'write ck.4/r_0.dat: 0 ok' 'statvfs ck.4/r_0.dat: 0 ok' \
+  printf '%s\\n' 'mkdir@0 ck.2: 0 ok' 'write ck.2/notes_0.txt: 0 ok' 'fwrite ck.2/log_0.txt: 0 ok' 'mkdir ck.2/sub_0: 0 ok' \
+    'write ck.2/r_0.dat: 0 ok' 'read ck.2/notes_0.txt: 7 ok' 'mkdir@0 ck.3: 0 ok' 'mkdir ck.3/logs_0/: 0 ok' \
+    'mkdir@0 ck.4: 0 ok' 'statvfs ck.4: 0 ok' 'write ck.4/r_0.dat: 0 ok' 'statvfs ck.4/r_0.dat: 0 ok' \
     'statvfs ck.4/missing: -1 No such file or directory' >others.expect && test_cmp others.expect others.out &&
   test -f $TRASH/others/ck.2/notes_1.txt && test -f $TRASH/others/ck.2/log_1.txt && test -d $TRASH/others/ck.2/sub_1 &&
   test -d $TRASH/others/ck.3/logs_1 &&
@@ -364,16 +367,16 @@ test_expect_success 'files and directories no rule matches, made in a checkpoint
 
 test_expect_success 'a symbolic link to a checkpoint directory the cache holds leads into it, in this run and the next' "
   fresh symlink && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/symlink/.scrconf &&
-  fileops symlink symlink.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat symlink@0:ckpt.1=latest read:latest/rank_%d.dat \
-    mkdir:ckpt.2 symlink@0:ckpt.2=next write:next/rank_%d.dat stat:next/rank_%d.dat &&
-  printf '%s\\n' 'mkdir ckpt.1: 0 ok' 'write ckpt.1/rank_0.dat: 0 ok' 'symlink@0 ckpt.1=latest: 0 ok' \
-    'read latest/rank_0.dat: 7 ok' 'mkdir ckpt.2: 0 ok' 'symlink@0 ckpt.2=next: 0 ok' 'write next/rank_0.dat: 0 ok' \
+  fileops symlink symlink.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat symlink@0:ckpt.1=latest read:latest/rank_%d.dat \
+    mkdir@0:ckpt.2 symlink@0:ckpt.2=next write:ckpt.2/rank_%d.dat stat:next/rank_%d.dat &&
+  printf '%s\\n' 'mkdir@0 ckpt.1: 0 ok' 'write ckpt.1/rank_0.dat: 0 ok' 'symlink@0 ckpt.1=latest: 0 ok' \
+    'read latest/rank_0.dat: 7 ok' 'mkdir@0 ckpt.2: 0 ok' 'symlink@0 ckpt.2=next: 0 ok' 'write ckpt.2/rank_0.dat: 0 ok' \
     'stat next/rank_0.dat: 7 ok' >symlink.expect && test_cmp symlink.expect symlink.out &&
   test \"\$(cat \$(find $SCR_CACHE_BASE -path '*ckpt.2/rank_1.dat' ! -path '*.scr_*'))\" = 'rank 1' &&
-  ! test -e $TRASH/symlink/ckpt.2 && test -L $TRASH/symlink/latest &&
+  no_files_below $TRASH/symlink/ckpt.2 && test -L $TRASH/symlink/latest &&
   fileops symlink symlink.next.out read:next/rank_%d.dat stat:next 'glob:next/*' chmod:next/rank_%d.dat \
     mode:next/rank_%d.dat chdir:next read:rank_%d.dat &&
-  printf '%s\\n' 'read next/rank_0.dat: 7 ok' 'stat next: 4096 ok' 'glob next/*: 1 ok' '  = next/rank_0.dat' \
+  printf '%s\\n' 'read next/rank_0.dat: 7 ok' 'stat next: 4096 ok' 'glob next/*: 2 ok' '  = next/rank_0.dat' '  = next/rank_1.dat' \
     'chmod next/rank_0.dat: 0 ok' 'mode next/rank_0.dat: 444 ok' 'chdir next: 0 ok' 'read rank_0.dat: 7 ok' \
     >symlink.next.expect && test_cmp symlink.next.expect symlink.next.out
 "
@@ -388,18 +391,18 @@ test_expect_success 'a link into the view mirror that names itself again fails a
 
 test_expect_success 'a completed checkpoint changed in place restores with its new bytes; one whose change was cut short does not' "
   fresh inplace && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/inplace/.scrconf &&
-  SCR_CACHE_SIZE=3 fileops inplace inplace.out mkdir:ck.1 write:ck.1/r_%d.dat mkdir:ck.2 write:ck.2/r_%d.dat \
+  SCR_CACHE_SIZE=3 fileops inplace inplace.out mkdir@0:ck.1 write:ck.1/r_%d.dat mkdir@0:ck.2 write:ck.2/r_%d.dat \
     inplace:ck.2/r_%d.dat &&
   SCR_CACHE_SIZE=3 fileops inplace inplace.next.out read:ck.2/r_%d.dat copy@1:ck.2/r_1.dat=got.1 &&
   expect_grep \"sees checkpoint 'ck.2'\" inplace.next.out.err && test \"\$(cat $TRASH/inplace/got.1)\" = 'Xank 1' &&
-  SCR_CACHE_SIZE=3 fileops inplace inplace.crash.out mkdir:ck.3 write:ck.3/r_%d.dat crash:ck.3/r_%d.dat;
+  SCR_CACHE_SIZE=3 fileops inplace inplace.crash.out mkdir@0:ck.3 write:ck.3/r_%d.dat crash:ck.3/r_%d.dat;
   SCR_CACHE_SIZE=3 fileops inplace inplace.after.out read:ck.3/r_%d.dat &&
   expect_grep \"sees checkpoint 'ck.2'\" inplace.after.out.err &&
   expect_grep '^read ck.3/r_0.dat: -1 No such file or directory\$' inplace.after.out
 "
 
 test_expect_success 'a checkpoint file open read-write, unchanged, when the job dies is still restored' "
-  SCR_CACHE_SIZE=3 fileops inplace inplace.rw.out mkdir:ck.4 write:ck.4/r_%d.dat crashrw:ck.4/r_%d.dat;
+  SCR_CACHE_SIZE=3 fileops inplace inplace.rw.out mkdir@0:ck.4 write:ck.4/r_%d.dat crashrw:ck.4/r_%d.dat;
   SCR_CACHE_SIZE=3 fileops inplace inplace.rw.after.out read:ck.4/r_%d.dat &&
   expect_grep \"sees checkpoint 'ck.4'\" inplace.rw.after.out.err &&
   expect_grep '^read ck.4/r_0.dat: 7 ok\$' inplace.rw.after.out
@@ -408,7 +411,7 @@ test_expect_success 'a checkpoint file open read-write, unchanged, when the job 
 test_expect_success 'an older flushed checkpoint changed in place: the prefix directory gets the new bytes, it stays older' "
   fresh older && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/older/.scrconf &&
   (cd $TRASH/older && SCR_FLUSH=1 SCR_CACHE_SIZE=3 mpirun 2 env LD_PRELOAD=\"$preload\" \
-    $top_builddir/t/helpers/mpi-fileops mkdir:ck.1 write:ck.1/r_%d.dat mkdir:ck.2 write:ck.2/r_%d.dat \
+    $top_builddir/t/helpers/mpi-fileops mkdir@0:ck.1 write:ck.1/r_%d.dat mkdir@0:ck.2 write:ck.2/r_%d.dat \
     inplace:ck.1/r_%d.dat) >older.out 2>older.err &&
   expect_grep 'dataset 1 was changed in place: its redundancy was encoded again and it was flushed again' older.err &&
   test \"\$(cat $TRASH/older/ck.1/r_1.dat)\" = 'Xank 1' &&
@@ -429,7 +432,7 @@ test_expect_success 'a directory all ranks wrote in, renamed by one: the others 
     'read@1 ckpt.5/rank_1.dat: 7 ok' 'read@1 ckpt.tmp/rank_1.dat: -1 No such file or directory' \
     'rename@1 ckpt.4=old: 0 ok' 'read@0 old/rank_0.dat: 7 ok' >dirmv.expect &&
   sort dirmv.expect >dirmv.expect.sorted && sort dirmv.out >dirmv.sorted && test_cmp dirmv.expect.sorted dirmv.sorted &&
-  test \"\$(cat $TRASH/dirmv/old/rank_1.dat)\" = 'rank 1' && ! test -e $TRASH/dirmv/ckpt.5 &&
+  test \"\$(cat $TRASH/dirmv/old/rank_1.dat)\" = 'rank 1' && no_files_below $TRASH/dirmv/ckpt.5 &&
   test -n \"\$(find $SCR_CACHE_BASE -path '*ckpt.5/rank_1.dat')\" &&
   SCR_CACHE_SIZE=3 fileops dirmv dirmv.next.out read:ckpt.5/rank_%d.dat read@1:ckpt.5/rank_1.dat &&
   printf '%s\\n' 'read ckpt.5/rank_0.dat: 7 ok' 'read@1 ckpt.5/rank_1.dat: 7 ok' >dirmv.next.expect &&
@@ -458,9 +461,9 @@ test_expect_success 'a file appended to, its directory renamed, then closed: the
 
 test_expect_success 'chmod of a cached checkpoint file changes the mode stat shows, in this run and the next' "
   fresh chmod && echo 'PRELOAD=ck.{step}/r_{rank}.dat' >$TRASH/chmod/.scrconf &&
-  fileops chmod chmod.out mkdir:ck.1 write:ck.1/r_%d.dat mode:ck.1/r_%d.dat chmod:ck.1/r_%d.dat mode:ck.1/r_%d.dat \
+  fileops chmod chmod.out mkdir@0:ck.1 write:ck.1/r_%d.dat mode:ck.1/r_%d.dat chmod:ck.1/r_%d.dat mode:ck.1/r_%d.dat \
     chmod:ck.1/missing &&
-  printf '%s\\n' 'mkdir ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'mode ck.1/r_0.dat: 644 ok' 'chmod ck.1/r_0.dat: 0 ok' \
+  printf '%s\\n' 'mkdir@0 ck.1: 0 ok' 'write ck.1/r_0.dat: 0 ok' 'mode ck.1/r_0.dat: 644 ok' 'chmod ck.1/r_0.dat: 0 ok' \
     'mode ck.1/r_0.dat: 444 ok' 'chmod ck.1/missing: -1 No such file or directory' >chmod.expect &&
   test_cmp chmod.expect chmod.out &&
   fileops chmod chmod.next.out mode:ck.1/r_%d.dat && expect_grep '^mode ck.1/r_0.dat: 444 ok\$' chmod.next.out
@@ -468,10 +471,10 @@ test_expect_success 'chmod of a cached checkpoint file changes the mode stat sho
 
 test_expect_success 'mkstemp then rename in a new checkpoint directory, chdir into it, realpath of its file' "
   fresh tmpfile && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat' >$TRASH/tmpfile/.scrconf &&
-  fileops tmpfile tmpfile.out mkdir:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \
+  fileops tmpfile tmpfile.out mkdir@0:ckpt.1 mkstemp:ckpt.1/tmp.XXXXXX=ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat \
     chdir:ckpt.1 read:rank_%d.dat chdir:.. read@1:ckpt.1/rank_1.dat realpath:ckpt.1/./rank_0.dat &&
   real=\$(cd $TRASH/tmpfile && pwd -P) &&
-  printf '%s\\n' 'mkdir ckpt.1: 0 ok' 'mkstemp ckpt.1/tmp.XXXXXX=ckpt.1/rank_0.dat: 0 ok' 'read ckpt.1/rank_0.dat: 7 ok' \
+  printf '%s\\n' 'mkdir@0 ckpt.1: 0 ok' 'mkstemp ckpt.1/tmp.XXXXXX=ckpt.1/rank_0.dat: 0 ok' 'read ckpt.1/rank_0.dat: 7 ok' \
     'chdir ckpt.1: 0 ok' 'read rank_0.dat: 7 ok' 'chdir ..: 0 ok' \
     \"realpath ckpt.1/./rank_0.dat: \$(printf %s \"\$real/ckpt.1/rank_0.dat\" | wc -c) ok\" \
     \"  = \$real/ckpt.1/rank_0.dat\" >tmpfile.expect &&
@@ -564,7 +567,7 @@ test_expect_success 'a flushed checkpoint deleted after it left the cache leaves
 
 test_expect_success 'a temporary file no rule matches, renamed to a checkpoint name, completes the checkpoint at once' "
   fresh joined && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/joined/.scrconf &&
-  ! fileops joined joined.die.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat.tmp \
+  ! fileops joined joined.die.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat.tmp \
       rename:ckpt.1/rank_%d.dat.tmp=ckpt.1/rank_%d.dat write:other.%d crash:other.%d &&
   expect_grep '^rename ckpt.1/rank_0.dat.tmp=ckpt.1/rank_0.dat: 0 ok' joined.die.out &&
   ! test -e $TRASH/joined/ckpt.1/rank_0.dat &&
@@ -574,7 +577,7 @@ test_expect_success 'a temporary file no rule matches, renamed to a checkpoint n
 
 test_expect_success 'the extended attributes of a cached file are its cache file s (shutil.copy2 lists them)' "
   fresh xattr && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/xattr/.scrconf &&
-  fileops xattr xattr.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat xattrs:ckpt.1/rank_%d.dat xattrs:ckpt.1/none &&
+  fileops xattr xattr.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat xattrs:ckpt.1/rank_%d.dat xattrs:ckpt.1/none &&
   ! test -e $TRASH/xattr/ckpt.1/rank_0.dat &&
   expect_grep '^xattrs ckpt.1/rank_0.dat: [0-9]* ok' xattr.out &&
   expect_grep '^xattrs ckpt.1/none: -1 No such file or directory' xattr.out
@@ -601,7 +604,7 @@ test_expect_success 'a real directory with cached files and a marker no rule mat
 test_expect_success 'rewinddir of a listing that shows cached files starts it over' "
   fresh relist && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/relist/.scrconf &&
   fileops relist relist.out write:ckpt.1/rank_%d.dat write@0:ckpt.1/DONE relist@0:ckpt.1 &&
-  expect_grep '^relist@0 ckpt.1: 4 ok' relist.out
+  expect_grep '^relist@0 ckpt.1: 5 ok' relist.out
 "
 
 test_done

@@ -46,8 +46,8 @@ for scheme in XOR PARTNER; do
 
   test_expect_success "$scheme: every rank changes its file of a completed checkpoint in place" "
     fresh_start &&
-    ops $scheme.write mkdir:ckpt.1 write:ckpt.1/rank_%d.dat inplace:ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat &&
-    printf '%s\\n' 'mkdir ckpt.1: 0 ok' 'write ckpt.1/rank_0.dat: 0 ok' 'inplace ckpt.1/rank_0.dat: 0 ok' \
+    ops $scheme.write mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat inplace:ckpt.1/rank_%d.dat read:ckpt.1/rank_%d.dat &&
+    printf '%s\\n' 'mkdir@0 ckpt.1: 0 ok' 'write ckpt.1/rank_0.dat: 0 ok' 'inplace ckpt.1/rank_0.dat: 0 ok' \
       'read ckpt.1/rank_0.dat: 7 ok' >$scheme.write.expect && test_cmp $scheme.write.expect $scheme.write &&
     expect_grep 'dataset 1 was changed in place: its redundancy was encoded again' $scheme.write.err &&
     ! test -e $PREFIX/ckpt.1/rank_2.dat
@@ -166,7 +166,7 @@ test_expect_success 'one rank renames its file of a flushed checkpoint: the othe
 test_expect_success 'flushed files renamed into a directory only the view has: their copies move there too' "
   fresh_start && printf '%s\\n' 'PRELOAD=ckpt.tmp/rank_{rank}.dat' 'PRELOAD=ckpt.{step}/rank_{rank}.dat' \
     >$PREFIX/.scrconf &&
-  SCR_FLUSH=1 ops vdir.out mkdir:ckpt.tmp write:ckpt.tmp/rank_%d.dat mkdir:ckpt.5 \
+  SCR_FLUSH=1 ops vdir.out mkdir@0:ckpt.tmp write:ckpt.tmp/rank_%d.dat mkdir@0:ckpt.5 \
     rename:ckpt.tmp/rank_%d.dat=ckpt.5/rank_%d.dat stat:ckpt.tmp/rank_%d.dat &&
   expect_grep '^stat ckpt.tmp/rank_0.dat: -1 No such file or directory\$' vdir.out &&
   expect_grep 'its flushed copy was moved with it' vdir.out.err &&
@@ -186,7 +186,7 @@ test_expect_success 'an older flushed checkpoint changed, then renamed: the pref
 
 test_expect_success 'a change not yet encoded (another rank holds a file open) is never rebuilt from the old redundancy' "
   fresh_start &&
-  ! ops held.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat hold@4:ckpt.1/rank_4.dat inplace@2:ckpt.1/rank_2.dat \
+  ! ops held.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat hold@4:ckpt.1/rank_4.dat inplace@2:ckpt.1/rank_2.dat \
     read@2:ckpt.1/rank_2.dat crashrw@0:ckpt.1/rank_0.dat &&
   lose node1 && ops held.lost copy@2:ckpt.1/rank_2.dat=got.2 &&
   expect_grep 'changed in place after its redundancy was encoded: it cannot be rebuilt' held.lost.err &&
@@ -195,7 +195,7 @@ test_expect_success 'a change not yet encoded (another rank holds a file open) i
 
 test_expect_success 'a file opened read-write and left as it was costs no new encoding' "
   fresh_start &&
-  ops rw.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat rw:ckpt.1/rank_%d.dat &&
+  ops rw.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat rw:ckpt.1/rank_%d.dat &&
   ! grep -q 'changed in place' rw.out.err &&
   lose node2 && ops rw.lost copy@4:ckpt.1/rank_4.dat=got.4 &&
   expect_grep 'rebuilt the lost parts' rw.lost.err && test \"\$(cat $PREFIX/got.4)\" = 'rank 4'
@@ -203,7 +203,7 @@ test_expect_success 'a file opened read-write and left as it was costs no new en
 
 test_expect_success 'truncate of a completed file: the next run sees it short, after a node loss too' "
   fresh_start &&
-  ops trunc.out mkdir:ckpt.1 write:ckpt.1/rank_%d.dat truncate:ckpt.1/rank_%d.dat stat:ckpt.1/rank_%d.dat &&
+  ops trunc.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat truncate:ckpt.1/rank_%d.dat stat:ckpt.1/rank_%d.dat &&
   expect_grep '^stat ckpt.1/rank_0.dat: 3 ok\$' trunc.out &&
   lose node3 && ops trunc.lost stat@6:ckpt.1/rank_6.dat copy@6:ckpt.1/rank_6.dat=got.6 &&
   expect_grep '^stat@6 ckpt.1/rank_6.dat: 3 ok\$' trunc.lost && test \"\$(cat $PREFIX/got.6)\" = 'ran'

@@ -78,7 +78,7 @@ mtime() { sed -n "s|^mtime $2: \([0-9]*\) ok\$|\1|p" "$TRASH/$1"; }
 test_expect_success 'three checkpoint directories written a second apart, natively and under the preload' "
   ops nat mtime.nat nat.mtime \"\$mtime_rule\" $mtime_write $mtime_look &&
   SCR_CACHE_SIZE=3 ops pre mtime.pre mtime \"\$mtime_rule\" $mtime_write $mtime_look &&
-  ! test -e $TRASH/mtime.pre/ckpt.1 && test -n \"\$(mtime mtime ckpt.1/rank_0.dat)\"
+  no_files_below $TRASH/mtime.pre/ckpt.1 && test -n \"\$(mtime mtime ckpt.1/rank_0.dat)\"
 "
 
 # natively the time of the file's creation, at most a second before its last write

@@ -75,6 +75,14 @@ test_cmp() {
   cmp -s "$1" "$2" || { echo "$2 differs from $1:"; diff -u "$1" "$2"; return 1; }
 }
 
+# no_files_below DIR: DIR holds no file but the rules (.scrconf) and SCR's
+# own .scr/: what the preload leaves on the file system while checkpoints
+# live in node-local cache (their directories are real, their files are not)
+no_files_below() {
+  found=$(find "$1" -path '*/.scr' -prune -o ! -type d ! -name .scrconf -print) &&
+    { test -z "$found" || { echo "files below $1:"; echo "$found"; return 1; }; }
+}
+
 # ---- the unmodified example programs (examples/preload)
 # example_file_of APP S R: the file rank R of APP writes for step S,
 # relative to the directory it runs in

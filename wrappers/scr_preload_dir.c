@@ -59,16 +59,26 @@ static void dir_track(DIR* stream, const scr_preload_target* t, void* cookie)
   if (stream && cookie) scr_preload_wrap_track(dir_fd(stream), SCR_PRELOAD_FD_DIR, t, 1, cookie);
 }
 
-/* a listing of (dirfd, path) that failed for a missing name on the way
- * (errno says) and a symbolic link that leads into the view: 1 with
- * followed set; otherwise 0, with ENOENT made ENOTDIR where the name is a
- * file the view shows */
-static int dir_follow(const scr_preload_ruleset* rules, int dirfd, const char* path, int failed, char* followed)
+/* a listing of (dirfd, path) that no rule lists, through a symbolic link
+ * that leads into the view (a link "latest" to a checkpoint directory, whose
+ * files the file system's directory does not hold): 1 with followed set.
+ * Asked before the real listing, unless the path's text rules it out; it
+ * costs an lstat per name below the rules' common directory, which a
+ * listing, no call a program makes in a tight loop, can afford. Keeps errno. */
+static int dir_follow(const scr_preload_ruleset* rules, int dirfd, const char* path, char* followed)
 {
-  if (!failed || (errno != ENOENT && errno != ENOTDIR)) return 0;
-  if (scr_preload_wrap_follow(rules, dirfd, path, 1, followed)) return 1;
+  int saved_errno = errno;
+  int found = rules && path && scr_preload_lookup_screen(rules, path) != SCR_PRELOAD_EXCLUDE_ALL &&
+              scr_preload_wrap_follow(rules, dirfd, path, 1, followed);
+  errno = saved_errno;
+  return found;
+}
+
+/* the real listing failed with ENOENT: ENOTDIR where the name is a file the
+ * view shows, as the kernel would say */
+static void dir_failed(const scr_preload_ruleset* rules, int dirfd, const char* path)
+{
   if (errno == ENOENT && scr_preload_wrap_below_file(rules, "opendir", dirfd, path, 1)) errno = ENOTDIR;
-  return 0;
 }
 
 static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
@@ -76,12 +86,14 @@ static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
   scr_preload_lookup l;
   if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, DIR_LISTED) ||
       scr_preload_state_dryrun()) {
-    int saved_errno = errno;
-    DIR* d = dir_real_open(path);
     char followed[PATH_MAX];
-    if (!dir_follow(rules, AT_FDCWD, path, d == NULL, followed)) return d;
-    errno = saved_errno;
-    SCR_PRELOAD_FOLLOWED(d, dir_open_routed(rules, followed));
+    DIR* d;
+    if (dir_follow(rules, AT_FDCWD, path, followed)) {
+      SCR_PRELOAD_FOLLOWED(d, dir_open_routed(rules, followed));
+      return d;
+    }
+    d = dir_real_open(path);
+    if (!d && rules) dir_failed(rules, AT_FDCWD, path);
     return d;
   }
   char redirect[PATH_MAX];
@@ -317,12 +329,14 @@ static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, int dirfd
   const char* call = dir_scan_names[is64][dirfd != AT_FDCWD];
   if (!rules || (!is64 && !DIR_SAME_LAYOUT) || scr_preload_state_dryrun() ||
       !scr_preload_lookup_path(&l, rules, call, dirfd, path, DIR_LISTED)) {
-    int saved_errno = errno;
-    int n = dir_scan_real(is64, dirfd, path, list, filter, compare);
     char followed[PATH_MAX];
-    if (!dir_follow(rules, dirfd, path, n < 0, followed)) return n;
-    errno = saved_errno;
-    SCR_PRELOAD_FOLLOWED(n, dir_scan_routed(is64, rules, AT_FDCWD, followed, list, filter, compare));
+    int n;
+    if (dir_follow(rules, dirfd, path, followed)) {
+      SCR_PRELOAD_FOLLOWED(n, dir_scan_routed(is64, rules, AT_FDCWD, followed, list, filter, compare));
+      return n;
+    }
+    n = dir_scan_real(is64, dirfd, path, list, filter, compare);
+    if (n < 0 && rules) dir_failed(rules, dirfd, path);
     return n;
   }
   char redirect[PATH_MAX];

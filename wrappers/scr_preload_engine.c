@@ -22,6 +22,7 @@
 #include "scr_cache.h"
 #include "scr_flush.h"
 #include "scr_api.h"
+#include "scr_restart.h"
 #include "scr_preload_engine.h"
 #include "scr_preload_engine_impl.h"
 #include "scr_preload_state.h"
@@ -122,26 +123,30 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
  * MPI_Allreduce when there is nothing to do): the directories other ranks
  * renamed, the datasets they changed in place; 1 when some rank has
  * `pending` set */
-static void engine_meet_local(int pending, int mine[3])
+#define ENGINE_MEET_VALUES 4
+static void engine_meet_local(int pending, int mine[ENGINE_MEET_VALUES])
 {
   scr_engine_mapped_release(engine_last_point);
   mine[0] = pending;
   mine[1] = scr_engine_rename_pending();
   mine[2] = scr_engine_update_pending();
+  mine[3] = scr_peers_pending();
 }
 
-static int engine_meet_act(const int all[3])
+static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
 {
   if (all[1]) scr_engine_rename_sync();
+  /* after the directories moved: a deletion names the file as it is now */
+  if (all[3]) scr_peers_sync();
   if (all[2] >= 0) scr_engine_update_reprotect();
   return all[0];
 }
 
 static int engine_meet(int pending)
 {
-  int mine[3], all[3];
+  int mine[ENGINE_MEET_VALUES], all[ENGINE_MEET_VALUES];
   engine_meet_local(pending, mine);
-  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, scr.comm_world);
+  MPI_Allreduce(mine, all, ENGINE_MEET_VALUES, MPI_INT, MPI_MAX, scr.comm_world);
   return engine_meet_act(all);
 }
 
@@ -188,6 +193,8 @@ static void engine_complete(void)
     scr_api_abandon_output();
   } else {
     done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
+    /* every rank, done or not: a collective; a dataset that failed is not shown */
+    scr_peers_gather(id);
     scr_view_settle_modes();
     if (done && !engine_finalizing) scr_engine_mapped_watch(id);
   }
@@ -592,7 +599,7 @@ int scr_engine_done_id(void)
 /* the rank of a directory "<stem>.<rank>" of the cache directory, or -1 */
 static int engine_stray_rank(const char* name)
 {
-  static const char* const stems[] = { SCR_MIRROR_DIRECTORY ".", SCR_SHARE_DIRECTORY "." };
+  static const char* const stems[] = { SCR_MIRROR_DIRECTORY ".", SCR_SHARE_DIRECTORY ".", SCR_PEER_DIRECTORY "." };
   for (size_t i = 0; i < sizeof(stems) / sizeof(stems[0]); i++) {
     size_t n = strlen(stems[i]);
     char* end = NULL;
@@ -653,6 +660,7 @@ static int engine_init(void)
   engine_remove_strays();
   scr_mirror_init();
   scr_share_clear();
+  scr_peers_clear();
   /* the restored dataset is visible at once; it is read through the view */
   int have = 0;
   char name[SCR_MAX_FILENAME];
@@ -665,6 +673,13 @@ static int engine_init(void)
     pthread_mutex_unlock(&scr_engine_lock);
     if (scr.rank == 0) scr_info("preload: the application sees checkpoint '%s' at its original paths", name);
   }
+  /* the view shows every cached dataset, not only the restored one: after a
+   * lost node, an older one (named by a pointer attached to it) must be
+   * whole on every rank, or shown on none */
+  scr_restart_settle_cached();
+  pthread_mutex_lock(&scr_engine_lock);
+  scr_peers_gather_cached();
+  pthread_mutex_unlock(&scr_engine_lock);
   scr_preload_hooks_virtual_directories(1);
   return SCR_SUCCESS;
 }
@@ -679,6 +694,7 @@ static void engine_finalize(void)
   scr_preload_hooks_virtual_directories(0);
   scr_mirror_finalize();
   scr_share_clear();
+  scr_peers_clear();
   scr_preload_state_install(NULL);
   if (engine_barrier_comm != MPI_COMM_NULL) MPI_Comm_free(&engine_barrier_comm);
   /* SCR_Finalize may still flush the newest checkpoint: the summary comes
@@ -708,12 +724,12 @@ static int engine_barrier(MPI_Comm comm)
    * (MPI_THREAD_MULTIPLE), and on a communicator of its own, so that it
    * cannot pair with a completion's collectives another thread started;
    * the work it finds, if any, takes the lock */
-  int mine[3], all[3];
+  int mine[ENGINE_MEET_VALUES], all[ENGINE_MEET_VALUES];
   pthread_mutex_lock(&scr_engine_lock);
   engine_meet_local(engine.barrier_rules && engine.active && engine.boundary <= SCR_PRELOAD_BOUNDARY_BARRIER, mine);
   pthread_mutex_unlock(&scr_engine_lock);
-  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, engine_barrier_comm);
-  if (all[0] || all[1] || all[2] >= 0) {
+  MPI_Allreduce(mine, all, ENGINE_MEET_VALUES, MPI_INT, MPI_MAX, engine_barrier_comm);
+  if (all[0] || all[1] || all[2] >= 0 || all[3]) {
     pthread_mutex_lock(&scr_engine_lock);
     if (engine_meet_act(all)) engine_complete();
     pthread_mutex_unlock(&scr_engine_lock);

@@ -169,9 +169,42 @@ int scr_engine_rename_pending(void);
 void scr_engine_deletions_settle(void);
 
 /* each rank's directories in the cache directory, "<name>.<rank>": the
- * mirrors of virtual directories, and the copies of files other ranks wrote */
+ * mirrors of virtual directories, the copies of files other ranks wrote, and
+ * the placeholders stat shows for other ranks' files */
 #define SCR_MIRROR_DIRECTORY ".scr_view"
 #define SCR_SHARE_DIRECTORY ".scr_shared"
+#define SCR_PEER_DIRECTORY ".scr_peers"
+
+/* ---- other ranks' files of completed datasets (scr_preload_peers.c), lock held */
+
+/* collective: the ranks' files of dataset id (complete, or failed: then
+ * never shown) become known to every other rank */
+void scr_peers_gather(int id);
+/* collective, at start-up: the same for every dataset in cache */
+void scr_peers_gather_cached(void);
+/* call visit(orig, id, arg) for every other rank's file shown; stops at and
+ * returns the first non-zero result */
+int scr_peers_each(int (*visit)(const char* orig, int id, void* arg), void* arg);
+/* a placeholder with the size, mode and time of another rank's file shown at
+ * orig, for stat and access (malloc'd; never to be read), NULL if none */
+char* scr_peers_stat_path(const char* orig);
+/* orig is another rank's file shown here: it leaves this rank's view, its
+ * owner deletes it at the next meeting point; 1 and *dataset, else 0 */
+int scr_peers_unlink(const char* orig, int* dataset);
+/* this rank deleted (renamed) its own file of complete dataset id: the other
+ * ranks learn it at the next meeting point */
+void scr_peers_note_deleted(int id, const char* orig);
+void scr_peers_note_renamed(int id, const char* from, const char* to);
+/* a directory was renamed (here, or by another rank: scr_engine_rename_sync) */
+void scr_peers_rename_directory(const char* from, const char* to);
+/* 1 when this rank has changes to tell; the collective that tells them */
+int scr_peers_pending(void);
+void scr_peers_sync(void);
+/* forget every entry and remove the placeholders (start-up, MPI_Finalize) */
+void scr_peers_clear(void);
+/* (scr_preload_engine_names.c) another rank deleted this rank's file orig of
+ * dataset id: this rank deletes it too, as an unlink of its own would */
+void scr_engine_delete_own(int id, const char* orig);
 
 /* ---- mirrors of virtual directories (scr_preload_mirror.c), lock held */
 

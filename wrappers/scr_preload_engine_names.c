@@ -119,8 +119,15 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
 
 /* path left the view: its directory stays, empty, until the application
  * removes it, as on a file system (unless the file system has it anyway) */
+/* set while this rank deletes its file because another rank did: the others
+ * know already */
+static int engine_deleting_for_peer = 0;
+
 static void engine_keep_parent(const char* path)
 {
+  /* another rank deleted the file: what became of its directory on the file
+   * system (removed by that rank, as a tree) is what every rank sees */
+  if (engine_deleting_for_peer) return;
   char* parent = scr_path_dirname(path);
   struct stat st;
   if (parent && scr_path_is_within(parent, scr.prefix) && strcmp(parent, scr.prefix) != 0 &&
@@ -139,6 +146,20 @@ static int engine_drop_shared(const char* shown, const char* orig)
   return 1;
 }
 
+/* a file of complete dataset id was deleted on this rank (its own, or
+ * another rank's): no restart restores it or rebuilds the file, even after a
+ * crash before the ranks meet again (the mark is in this rank's filemap) */
+static void engine_mark_taken_apart(int id)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  long long apart = 0;
+  if (!dset || !scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC")) ||
+      (scr_kvtree_get_int(dset, SCR_FILEMAP_KEY_TAKEN_APART, &apart) == SCR_SUCCESS && apart))
+    return;
+  scr_kvtree_set_kv_int(dset, SCR_FILEMAP_KEY_TAKEN_APART, 1);
+  scr_cache_save_filemap();
+}
+
 /* this rank's cached file of dataset, shown at orig, leaves the cache and the
  * dataset, and its copy on the prefix directory goes too: 0, or -1 with
  * errno when neither existed. The dataset keeps its count of files, so a
@@ -147,6 +168,10 @@ static int engine_drop_shared(const char* shown, const char* orig)
 static int engine_drop_cached(const char* cached, int dataset, const char* orig)
 {
   scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
+  if (scr_kvtree_get(scr_kvtree_get(mine, "FILE"), cached)) {
+    engine_mark_taken_apart(dataset);
+    if (!engine_deleting_for_peer && !scr_engine_writing(dataset)) scr_peers_note_deleted(dataset, orig);
+  }
   /* a file of a flushed checkpoint deleted: the copy on the prefix directory
    * goes too (below), so the index must stop offering it for a restart; rank
    * 0 says so (a deletion by another rank alone leaves the entry: the fetch
@@ -307,6 +332,7 @@ static void engine_move_tree(const scr_preload_ruleset* rules, const char* from,
   struct tree_file* files;
   size_t count = tree_files(from, &files), n = strlen(from);
   scr_view_rename_directories(from, to);
+  scr_peers_rename_directory(from, to);
   scr_mirror_forget(from);
   for (size_t i = 0; i < count; i++) {
     struct tree_file* f = &files[i];
@@ -657,6 +683,16 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
     int saved_errno = errno;
     engine_drop_older(t->path);
     errno = saved_errno;
+  } else if (!cached && scr_peers_unlink(t->path, &dataset)) {
+    /* another rank's file of a completed dataset: gone from this rank's
+     * view now, from its owner's cache at the next meeting point; its
+     * flushed copy goes as the application asked */
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = 0;
+    engine_mark_taken_apart(dataset);
+    if (scr.rank == 0 && scr_flush_is_flushed(dataset)) scr_engine_index_incomplete(dataset);
+    unlink(t->path);
+    engine_keep_parent(t->path);
   } else if (!cached && scr.rank == 0 && lstat(t->path, &st) == 0 && S_ISREG(st.st_mode)) {
     /* a flushed checkpoint that left the cache loses a file where it was
      * flushed: the index stops offering it (the real unlink follows) */
@@ -665,6 +701,26 @@ int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);
   return rc;
+}
+
+void scr_engine_delete_own(int id, const char* orig)
+{
+  scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
+  for (scr_kvtree_elem* e = scr_kvtree_first(files); e; e = scr_kvtree_next(e)) {
+    const char* name = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "ORIG");
+    if (!name || strcmp(name, orig) != 0) continue;
+    char* cached = strdup(scr_kvtree_elem_key(e));
+    char* path = strdup(orig);
+    if (cached && path) {
+      engine_deleting_for_peer = 1;
+      scr_dbg(1, "preload: %s of dataset %d was deleted by another rank", path, id);
+      engine_drop_cached(cached, id, path);
+      engine_deleting_for_peer = 0;
+    }
+    free(cached);
+    free(path);
+    return;
+  }
 }
 
 int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handled)
@@ -687,25 +743,22 @@ int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handle
 /* a rule directory exists virtually until the dataset is flushed */
 int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
 {
-  /* outside the prefix directory nothing is routed, so nothing is virtual */
-  if (!scr.initialized || !t->directory || !scr_path_is_within(t->path, scr.prefix)) return -1;
+  (void) mode;
+  /* A rule directory is made on the file system, where every rank sees it
+   * at once and it can hold anything a directory holds; only a name the view
+   * shows without the file system (a restored checkpoint's directory that
+   * is gone there) is answered here, as a directory that exists. */
+  if (!scr.initialized || !scr_path_is_within(t->path, scr.prefix)) return -1;
   pthread_mutex_lock(&scr_engine_lock);
   struct stat st;
-  *handled = SCR_PRELOAD_HANDLED;
-  int rc = 0;
-  if (scr_view_is_directory(t->path) || lstat(t->path, &st) == 0) {
+  int rc = -1, dataset = -1;
+  char* shown = t->directory ? NULL : scr_view_find(t->path, &dataset);
+  if (shown || (t->directory && lstat(t->path, &st) != 0 && scr_view_is_directory(t->path))) {
+    /* the name of a cached file, or a directory only the view has */
+    *handled = SCR_PRELOAD_HANDLED;
     errno = EEXIST;
-    rc = -1;
-  } else {
-    char* parent = scr_path_dirname(t->path);
-    if (parent && !scr_view_is_directory(parent) && stat(parent, &st) != 0) {
-      errno = ENOENT;
-      rc = -1;
-    } else {
-      scr_view_make_directory(t->path, mode);
-    }
-    free(parent);
   }
+  free(shown);
   pthread_mutex_unlock(&scr_engine_lock);
   return rc;
 }

@@ -122,8 +122,9 @@ SCR_PRELOAD_API int scr_preload_hook_unlink(const scr_preload_target* target, in
 /* truncate, truncate64. HANDLED: 0 or -1 with errno. */
 SCR_PRELOAD_API int scr_preload_hook_truncate(const scr_preload_target* target, off64_t length, int* handled);
 
-/* mkdir, mkdirat of a rule directory. HANDLED: 0 (the dataset directory
- * exists, virtually) or -1 with errno (EEXIST ...). */
+/* mkdir, mkdirat of a rule directory or of a rule's file name, before the
+ * real mkdir. HANDLED: -1 with errno (EEXIST: the view shows a file or a
+ * directory there that the file system lacks); PASS: the real mkdir. */
 SCR_PRELOAD_API int scr_preload_hook_mkdir(const scr_preload_target* target, mode_t mode, int* handled);
 
 /* chdir, and mkstemp and its kin (their template's directory): calls the

@@ -225,7 +225,7 @@ SCR_PRELOAD_WRAPPER int truncate64(const char* path, off64_t length)
                         length);
 }
 
-/* --- mkdir, mkdirat: a rule's directories may be virtual until flushed */
+/* --- mkdir, mkdirat: made on the file system, where every rank sees them */
 
 static int mkdir_real(int is_at, int dirfd, const char* path, mode_t mode)
 {
@@ -275,7 +275,10 @@ static int mkdir_routed(int is_at, const scr_preload_ruleset* rules, int dirfd, 
     path = original;
   }
   scr_preload_lookup l;
-  if (!scr_preload_lookup_path(&l, rules, is_at ? "mkdirat" : "mkdir", dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY) ||
+  /* a file name too: a cached file there makes it EEXIST, which the file
+   * system, holding the directory but not the file, cannot say */
+  if (!scr_preload_lookup_path(&l, rules, is_at ? "mkdirat" : "mkdir", dirfd, path,
+                               SCR_PRELOAD_LOOKUP_FILE | SCR_PRELOAD_LOOKUP_DIRECTORY) ||
       scr_preload_state_dryrun())
     return mkdir_passed(rules, is_at, dirfd, path, mode);
   int saved_errno = errno, handled = SCR_PRELOAD_PASS, rc;

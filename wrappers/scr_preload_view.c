@@ -196,11 +196,22 @@ static int view_holds(const char* orig, const char* cache, int id, void* arg)
   return scr_path_is_within(orig, dir) && strcmp(orig, dir) != 0;
 }
 
+static int view_peer_holds(const char* orig, int id, void* arg)
+{
+  return view_holds(orig, NULL, id, arg);
+}
+
+/* 1 when a file shown, this rank's or another's, lies below dir */
+static int view_holds_any(const char* dir)
+{
+  return view_each(view_holds, (void*) dir) || scr_peers_each(view_peer_holds, (void*) dir);
+}
+
 int scr_view_is_directory(const char* path)
 {
   for (int i = 0; i < view_directory_count; i++)
     if (scr_path_is_within(view_directories[i].path, path)) return 1;
-  return view_each(view_holds, (void*) path);
+  return view_holds_any(path);
 }
 
 struct view_entries {
@@ -253,7 +264,7 @@ void scr_view_forget_directories(const char* path, int only_real)
 
 int scr_view_remove_directory(const char* path, int remove)
 {
-  if (view_each(view_holds, (void*) path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
+  if (view_holds_any(path)) return SCR_VIEW_DIRECTORY_NOT_EMPTY;
   int found = -1;
   for (int i = 0; i < view_directory_count; i++) {
     if (strcmp(view_directories[i].path, path) == 0) found = i;
@@ -337,6 +348,7 @@ static int view_redirect(const scr_preload_target* t, char* redirect, int* handl
     }
   } else {
     cached = scr_view_find(t->path, &dataset);
+    if (!cached) cached = scr_peers_stat_path(t->path);
   }
   if (cached) {
     snprintf(redirect, PATH_MAX, "%s", cached);
@@ -409,6 +421,11 @@ static int view_collect(const char* orig, const char* cache, int id, void* arg)
   return 0;
 }
 
+static int view_collect_peer(const char* orig, int id, void* arg)
+{
+  return view_collect(orig, NULL, id, arg);
+}
+
 static void view_listing_free(struct view_listing* l)
 {
   for (int i = 0; i < l->count; i++) free(l->names[i]);
@@ -427,6 +444,7 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
   DIR* stream = NULL;
   if (l) {
     view_each(view_collect, &s);
+    scr_peers_each(view_collect_peer, &s);
     for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i].path, 1);
   }
   /* a virtual directory with nothing shown below it (made by mkdir and not

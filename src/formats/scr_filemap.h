@@ -14,6 +14,10 @@
  *                                    dataset in place (the preload layer) and
  *                                    its redundancy is not encoded again yet:
  *                                    nothing may be rebuilt from it
+ *   DSET/<id>/TAKEN_APART = 1        the program deleted a file of the
+ *                                    complete dataset on this rank (its own
+ *                                    or another rank's, the preload layer):
+ *                                    no restart restores or rebuilds it
  *   DSET/<id>/RANK/<rank>/FILES = n  files rank wrote in the dataset
  *   DSET/<id>/RANK/<rank>/FILE/<cache path>/ORIG = original absolute path
  *                                            /RELPATH = path relative to the prefix
@@ -35,6 +39,7 @@
  */
 
 #define SCR_FILEMAP_KEY_REDUNDANCY_STALE "REDUNDANCY_STALE"
+#define SCR_FILEMAP_KEY_TAKEN_APART "TAKEN_APART"
 #define SCR_FILEMAP_KEY_UPDATING "UPDATING"
 #define SCR_FILEMAP_KEY_BEFORE_SIZE "BEFORE_SIZE"
 #define SCR_FILEMAP_KEY_BEFORE_CTIME "BEFORE_CTIME"

@@ -22,7 +22,9 @@ int scr_redundancy_rename(int id, const struct scr_reddesc* desc);
 int scr_redundancy_check_local(int id);
 
 /* collective over world: make every rank's part of dataset id intact, rebuilding
- * lost or damaged members; SCR_SUCCESS only if the result is exact everywhere */
+ * lost or damaged members; SCR_SUCCESS only if the result is exact everywhere,
+ * SCR_ERR_INVALID (said once, by rank 0) when a rank's filemap marks it taken
+ * apart by the program (TAKEN_APART): nothing of it is to come back */
 int scr_redundancy_recover(int id);
 
 /* the parity files of XOR and RS and their record in the filemap, shared by

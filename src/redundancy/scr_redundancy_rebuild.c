@@ -288,6 +288,13 @@ static void scr_redundancy_reapply(int id)
 int scr_redundancy_recover(int id)
 {
   double start = scr_log_seconds();
+  /* what the program took apart is no checkpoint, whatever survived of it */
+  long long apart = 0;
+  scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), SCR_FILEMAP_KEY_TAKEN_APART, &apart);
+  if (!scr_mpi_all_true(!apart, scr.comm_world)) {
+    if (scr.rank == 0) scr_info("dataset %d: the program deleted files of it: it is not restored", id);
+    return SCR_ERR_INVALID;
+  }
   int intact = scr_filemap_get_dataset(scr.filemap, id) && scr_redundancy_check_local(id);
   int all_intact = scr_mpi_all_true(intact, scr.comm_world);
   double checked = scr_log_seconds();

@@ -37,8 +37,10 @@ static int scr_restart_from_cache(int below)
     int candidate = -1;
     MPI_Allreduce(&local, &candidate, 1, MPI_INT, MPI_MAX, scr.comm_world);
     if (candidate < 0) return -1;
-    if (scr_redundancy_recover(candidate) != SCR_SUCCESS) {
-      if (scr.rank == 0)
+    int rc = scr_redundancy_recover(candidate);
+    if (rc != SCR_SUCCESS) {
+      /* SCR_ERR_INVALID: the program took it apart, and recover said so */
+      if (scr.rank == 0 && rc != SCR_ERR_INVALID)
         scr_warn("dataset %d in cache is incomplete or damaged beyond what its redundancy can "
                  "rebuild: deleting it", candidate);
       scr_cache_delete_dataset(candidate);
@@ -88,6 +90,24 @@ static int scr_restart_find_cached(const char* name)
   scr_cache_delete_dataset(found);
   MPI_Barrier(scr.comm_world);
   return -1;
+}
+
+void scr_restart_settle_cached(void)
+{
+  for (int below = -1;;) {
+    int local = scr_filemap_previous_dataset(scr.filemap, below), id = -1;
+    /* a rank that lost its cache knows none of them: the others name each */
+    MPI_Allreduce(&local, &id, 1, MPI_INT, MPI_MAX, scr.comm_world);
+    if (id < 0) return;
+    int rc = id == scr.restart_id ? SCR_SUCCESS : scr_redundancy_recover(id);
+    if (rc != SCR_SUCCESS) {
+      if (scr.rank == 0 && rc != SCR_ERR_INVALID)
+        scr_warn("dataset %d in cache is incomplete or damaged beyond what its redundancy can rebuild: "
+                 "deleting it", id);
+      scr_cache_delete_dataset(id);
+    }
+    below = id;
+  }
 }
 
 static int scr_restart_mark_current(scr_kvtree* index, void* arg)

@@ -12,6 +12,11 @@ int scr_restart_select(int below);
  * index. Logs why and leaves the restart unchanged when there is none. */
 int scr_restart_select_named(const char* name);
 
+/* collective: every other dataset the cache holds is made whole on every
+ * rank, rebuilt where its redundancy allows, or deleted from cache on every
+ * rank; after a lost node no rank keeps its part of a dataset the others lack */
+void scr_restart_settle_cached(void);
+
 /* collective; records the dataset ids found in cache and index so new ids count up */
 void scr_restart_init_counters(void);
 

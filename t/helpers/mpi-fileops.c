@@ -63,6 +63,7 @@
  *   stat     stat(PATH): RC is st_size
  *   mtime    stat(PATH): RC is st_mtime (seconds)
  *   sleep    sleep PATH seconds
+ *   die      raise(SIGKILL) (PATH ignored): the rank dies where it stands
  *   xattrs   listxattr(PATH), then getxattr of each name: RC is the list's
  *            length (0: none)
  *   setxattr setxattr(PATH, "user.scr", "1", 1, 0)
@@ -117,7 +118,9 @@
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
- * "OP@RANK PATH: RC ERROR". */
+ * "OP@RANK PATH: RC ERROR". OP@all runs on every rank, and rank 0 prints one
+ * line "OP@R PATH: RC ERROR" for each rank R in order (PATH as R expands it):
+ * what a rank on another node saw is part of the output. */
 #define _GNU_SOURCE 1
 #include <dirent.h>
 #include <errno.h>
@@ -454,7 +457,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
-           MPIIO, MPIIOCRASH, SIGCKPT, OPS };
+           MPIIO, MPIIOCRASH, SIGCKPT, DIE, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -464,7 +467,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
-                                           "mpiio", "mpiiocrash", "sigckpt" };
+                                           "mpiio", "mpiiocrash", "sigckpt", "die" };
 
 /* sigckpt: the handler's files, named from sig_base */
 static char sig_base[256];
@@ -693,6 +696,7 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     return stat(path, &st) == 0 ? (int) st.st_mtime : -1;
   }
   case SLEEP: return (int) sleep((unsigned) atoi(path));
+  case DIE: return raise(SIGKILL);
   case INPLACE: return open_close(path, O_RDWR, 1);
   case RW: return open_close(path, O_RDWR, 0);
   case TRUNCATE: return truncate(path, 3);
@@ -850,7 +854,8 @@ int main(int argc, char** argv)
     size_t op = colon ? (size_t) (colon - argv[i]) : 0;
     const char* at = colon ? memchr(argv[i], '@', op) : NULL;
     size_t name = at ? (size_t) (at - argv[i]) : op;
-    int only = at ? atoi(at + 1) : -1;
+    int every = at && op - name == 4 && strncmp(at + 1, "all", 3) == 0;
+    int only = at && !every ? atoi(at + 1) : -1;
     int kind = -1;
     for (int k = 0; colon && k < OPS; k++)
       if (name == strlen(op_names[k]) && strncmp(argv[i], op_names[k], name) == 0) kind = k;
@@ -859,7 +864,23 @@ int main(int argc, char** argv)
       if (rank == 0) fprintf(stderr, "mpi-fileops: bad operation '%s' (OP[@RANK]:PATH)\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (only < 0 || only == rank) {
+    if (every) {
+      char detail[8192] = "";
+      int mine[2], ranks = 1;
+      mine[0] = run(kind, path, rank, detail, sizeof(detail));
+      mine[1] = errno;
+      MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+      int* all = rank == 0 ? malloc(sizeof(int) * 2 * (size_t) ranks) : NULL;
+      MPI_Gather(mine, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD);
+      for (int r = 0; rank == 0 && r < ranks; r++) {
+        char shown[4096];
+        expand_rank(shown, sizeof(shown), colon + 1, r);
+        printf("%.*s@%d %s: %d %s\n", (int) name, argv[i], r, shown, all[2 * r],
+               all[2 * r] >= 0 ? "ok" : strerror(all[2 * r + 1]));
+      }
+      fflush(stdout);
+      free(all);
+    } else if (only < 0 || only == rank) {
       char shown[4096], detail[8192] = "";
       snprintf(shown, sizeof(shown), "%s", path);
       int rc = run(kind, path, rank, detail, sizeof(detail));

@@ -1,0 +1,104 @@
+#!/bin/sh
+# 4310-preload-one-namespace.sh - the ranks of a preloaded job share one file
+# system, as on the parallel file system, and after a failure see a state the
+# program could have left there: scr_preload(7) CONSISTENCY. 4 fake nodes x 2
+# ranks, XOR over sets of 4; mpi-fileops does the I/O, and the same operations
+# run natively on one shared directory give the expected output.
+. "$top_srcdir/t/test-lib.sh"
+
+preload_prelude "one namespace across ranks"
+: "${SCR_TEST_TIMEOUT:=60}"
+
+cluster_up 4 62
+export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_JOB_ID=t4310
+export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4 SCR_CACHE_SIZE=2 SCR_FLUSH=0
+nodes=node0,node1,node2,node3
+
+# pre RUN OP...: mpi-fileops under the preload on 4 nodes x 2 ranks in
+# $PREFIX; rank 0's lines in $TRASH/RUN, stderr in RUN.err
+pre() {
+  run=$1
+  shift
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run --nodes $nodes --ppn 2 --timeout "$SCR_TEST_TIMEOUT" -- \
+    env LD_PRELOAD="$preload" "$fileops" "$@") >"$TRASH/$run" 2>"$TRASH/$run.err"
+}
+# native DIR RUN OP...: the same operations on 8 ranks without the preload,
+# in the one directory $TRASH/DIR that all of them share
+native() {
+  dir=$1 run=$2
+  shift 2
+  mkdir -p "$TRASH/$dir" && (cd "$TRASH/$dir" && mpirun 8 "$fileops" "$@") >"$TRASH/$run" 2>"$TRASH/$run.err"
+}
+# fresh RULE...: empty nodes and an empty prefix directory with these rules
+fresh() {
+  cluster_renew node0 node1 node2 node3 &&
+    rm -rf "$PREFIX" && mkdir -p "$PREFIX" && printf '%s\n' "$@" >"$PREFIX/.scrconf"
+}
+# show RUN: what a failed run printed
+show() {
+  echo "--- $1:"; cat "$TRASH/$1"
+  echo "--- $1.err (hydra's lines left out):"; grep -v '^\[proxy:\|^\[mpiexec@' "$TRASH/$1.err" | tail -n 20
+}
+
+tmp_ops='mkdir@0:chk fwrite:chk/.tmp_%d rename:chk/.tmp_%d=chk/step_2_%d.bin read@all:chk/step_2_%d.bin'
+
+test_expect_success 'a directory rank 0 made holds, on every node, a file no rule matches renamed to a rule name' "
+  fresh 'PRELOAD=chk/step_{step}_{rank}.bin' &&
+  native tmp tmp.native \$tmp_ops && pre tmp.pre \$tmp_ops &&
+  { test_cmp tmp.native tmp.pre || { show tmp.pre; false; }; } &&
+  test -z \"\$(find $PREFIX/chk -name 'step_*')\"
+"
+
+test_expect_success 'rank 0 lists a completed checkpoint directory: every rank s files' "
+  native tmp tmp.ls.native ls@0:chk && pre tmp.ls ls@0:chk &&
+  { test_cmp tmp.ls.native tmp.ls || { show tmp.ls; false; }; }
+"
+
+test_expect_success 'every rank stats another rank s checkpoint file: its size, as natively' "
+  look='stat@all:chk/step_2_5.bin stat@all:chk/step_2_0.bin' &&
+  native tmp tmp.stat.native \$look && pre tmp.stat \$look &&
+  { test_cmp tmp.stat.native tmp.stat || { show tmp.stat; false; }; }
+"
+
+test_expect_success 'rmdir of a checkpoint directory holding only other ranks files fails with ENOTEMPTY' "
+  native tmp tmp.rmdir.native rmdir@0:chk && pre tmp.rmdir rmdir@0:chk &&
+  { test_cmp tmp.rmdir.native tmp.rmdir || { show tmp.rmdir; false; }; }
+"
+
+test_expect_success 'rank 0 removes the checkpoint tree: every rank s files are gone, from every node s cache' "
+  gone='rmtree@0:chk stat@all:chk/step_2_%d.bin stat@0:chk' &&
+  native tmp tmp.rm.native \$gone && pre tmp.rm \$gone &&
+  { test_cmp tmp.rm.native tmp.rm || { show tmp.rm; false; }; } &&
+  for n in 0 1 2 3; do
+    left=\$(cluster exec node\$n -- find /scr-local -name 'step_2_*') &&
+      test -z \"\$left\" || { echo \"node\$n still caches: \$left\"; false; } || return 1
+  done
+"
+
+test_expect_success 'a checkpoint rank 0 took a file of is not restored after a crash: the one before is' "
+  steps='mkdir@0:chk write:chk/step_4_%d.bin write:chk/step_6_%d.bin unlink@0:chk/step_6_5.bin' &&
+  ! pre del.die \$steps die:- &&
+  pre del.again stat@all:chk/step_6_%d.bin stat@all:chk/step_4_%d.bin &&
+  { expect_grep 'restarting from dataset 2 (chk/step_4_{rank}.bin) in cache' del.again.err &&
+    ! grep -q 'damaged' $TRASH/del.again.err &&
+    test \"\$(grep -c '^stat@[0-9] chk/step_6_[0-9].bin: -1 No such file or directory' $TRASH/del.again)\" = 8 &&
+    test \"\$(grep -c '^stat@[0-9] chk/step_4_[0-9].bin: 7 ok' $TRASH/del.again)\" = 8 || { show del.again; false; }; }
+"
+
+h5_rules='PRELOAD=d/{step}/r{rank}.h5
+PRELOAD=d/LATEST'
+write_step() {
+  echo "mkdir@0:d/$1 write:d/$1/r%d.h5 mkstemp@0:d/LATEST.XXXXXX=d/LATEST"
+}
+
+test_expect_success 'killed between a checkpoint and its pointer, a node lost: the pointer names a whole checkpoint' "
+  fresh \"\$h5_rules\" &&
+  ! pre h5.die mkdir@0:d \$(write_step 14) mkdir@0:d/16 write:d/16/r%d.h5 die:- &&
+  { expect_grep '^write d/16/r0.h5: [0-9]* ok' h5.die || { show h5.die; false; }; } &&
+  cluster_renew node2 &&
+  pre h5.again read@all:d/LATEST read@all:d/14/r%d.h5 read@all:d/16/r%d.h5 &&
+  { expect_grep 'restarting from dataset 2 (d/16) in cache' h5.again.err &&
+    ! grep -q ' -1 ' h5.again || { show h5.again; false; }; }
+"
+
+test_done
