@@ -346,7 +346,7 @@ test_expect_success 'freopen of a checkpoint stream for appending: one file, all
 test_expect_success 'an output file written after the checkpoint of its step is a dataset of its own' "
   fresh ckout && printf '%s\\n' 'PRELOAD=ck.{step}/r_{rank}.dat' 'PRELOAD=out/o_{step}_{rank}.txt TYPE=OUTPUT' \
     >$TRASH/ckout/.scrconf &&
-  fileops ckout ckout.out mkdir@0:ck.3 write:ck.3/r_%d.dat write:out/o_3_%d.txt &&
+  fileops ckout ckout.out mkdir@0:ck.3 mkdir@0:out write:ck.3/r_%d.dat write:out/o_3_%d.txt &&
   ! grep -q 'kept with that checkpoint' ckout.out.err &&
   test \"\$(cat $TRASH/ckout/out/o_3_1.txt)\" = 'rank 1' && ! test -e $TRASH/ckout/ck.3/r_1.dat
 "
@@ -596,14 +596,14 @@ fi
 
 test_expect_success 'a real directory with cached files and a marker no rule matches: removed through a descriptor' "
   fresh mixed && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/mixed/.scrconf &&
-  fileops mixed mixed.out write:ckpt.1/rank_%d.dat write@0:ckpt.1/DONE rmtree@0:ckpt.1 stat:ckpt.1/rank_%d.dat &&
+  fileops mixed mixed.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat write@0:ckpt.1/DONE rmtree@0:ckpt.1 stat:ckpt.1/rank_%d.dat &&
   expect_grep '^rmtree@0 ckpt.1: 0 ok' mixed.out &&
   expect_grep '^stat ckpt.1/rank_0.dat: -1 No such file or directory' mixed.out && ! test -e $TRASH/mixed/ckpt.1
 "
 
 test_expect_success 'rewinddir of a listing that shows cached files starts it over' "
   fresh relist && echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >$TRASH/relist/.scrconf &&
-  fileops relist relist.out write:ckpt.1/rank_%d.dat write@0:ckpt.1/DONE relist@0:ckpt.1 &&
+  fileops relist relist.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat write@0:ckpt.1/DONE relist@0:ckpt.1 &&
   expect_grep '^relist@0 ckpt.1: 5 ok' relist.out
 "
 

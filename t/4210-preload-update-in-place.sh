@@ -83,7 +83,7 @@ export SCR_COPY_TYPE=XOR
 
 test_expect_success 'files renamed out of the order their parity was computed in: a lost node still rebuilds each one' "
   fresh_start && echo 'PRELOAD=ckpt.{step}/* FILES=2' >$PREFIX/.scrconf &&
-  ops order.out write:ckpt.1/b_%d.dat copy:.scrconf=ckpt.1/c_%d.dat rename:ckpt.1/c_%d.dat=ckpt.1/a_%d.dat &&
+  ops order.out mkdir@0:ckpt.1 write:ckpt.1/b_%d.dat copy:.scrconf=ckpt.1/c_%d.dat rename:ckpt.1/c_%d.dat=ckpt.1/a_%d.dat &&
   expect_grep 'was renamed: its redundancy took the new names' order.out.err &&
   lose node1 && ops order.lost copy@2:ckpt.1/a_2.dat=got.a copy@2:ckpt.1/b_2.dat=got.b &&
   expect_grep 'rebuilt the lost parts' order.lost.err &&
@@ -108,7 +108,7 @@ test_expect_success 'all nodes lost: the moved checkpoint is fetched from the pr
 
 test_expect_success 'a file of a flushed checkpoint renamed: the old name is gone, on the prefix directory too' "
   fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
-  SCR_FLUSH=1 ops filemv.out write:ckpt.1/rank_%d.dat rename:ckpt.1/rank_%d.dat=ckpt.1/final_%d.dat \
+  SCR_FLUSH=1 ops filemv.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat rename:ckpt.1/rank_%d.dat=ckpt.1/final_%d.dat \
     stat:ckpt.1/rank_%d.dat stat:ckpt.1/final_%d.dat &&
   expect_grep '^stat ckpt.1/rank_0.dat: -1 No such file or directory\$' filemv.out &&
   expect_grep '^stat ckpt.1/final_0.dat: 7 ok\$' filemv.out &&
@@ -118,7 +118,7 @@ test_expect_success 'a file of a flushed checkpoint renamed: the old name is gon
 
 test_expect_success 'a file of an older flushed checkpoint renamed: its names there follow, the newest stays current' "
   fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
-  SCR_FLUSH=1 SCR_CACHE_SIZE=2 ops oldmv.out write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
+  SCR_FLUSH=1 SCR_CACHE_SIZE=2 ops oldmv.out mkdir@0:ckpt.1 mkdir@0:ckpt.2 write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
     rename:ckpt.1/rank_%d.dat=ckpt.1/final_%d.dat &&
   expect_grep 'dataset 1 was renamed: its redundancy took the new names and its flushed copy was moved with it' \
     oldmv.out.err &&
@@ -136,7 +136,7 @@ test_expect_success 'all nodes lost: the older checkpoint, asked for, is fetched
 
 test_expect_success 'a file of a flushed checkpoint the cache let go, renamed: moved where it is, no new checkpoint' "
   fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
-  SCR_FLUSH=1 SCR_CACHE_SIZE=1 ops gone.out write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
+  SCR_FLUSH=1 SCR_CACHE_SIZE=1 ops gone.out mkdir@0:ckpt.1 mkdir@0:ckpt.2 write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
     rename:ckpt.1/rank_%d.dat=ckpt.1/old_%d.dat stat:ckpt.1/rank_%d.dat &&
   expect_grep '^stat ckpt.1/rank_0.dat: -1 No such file or directory\$' gone.out &&
   expect_grep 'preload summary: 2 datasets' gone.out.err &&
@@ -147,7 +147,7 @@ test_expect_success 'a file of a flushed checkpoint the cache let go, renamed: m
 
 test_expect_success 'the cache let go of it: a rename that fails (no such directory) leaves the index as it was' "
   fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
-  SCR_FLUSH=1 SCR_CACHE_SIZE=1 ops nodir.out write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
+  SCR_FLUSH=1 SCR_CACHE_SIZE=1 ops nodir.out mkdir@0:ckpt.1 mkdir@0:ckpt.2 write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
     rename:ckpt.1/rank_%d.dat=ckpt.1/none/old_%d.dat &&
   expect_grep '^rename ckpt.1/rank_0.dat=ckpt.1/none/old_0.dat: -1 No such file or directory\$' nodir.out &&
   test \"\$(cat $PREFIX/ckpt.1/rank_1.dat)\" = 'rank 1' &&
@@ -156,7 +156,7 @@ test_expect_success 'the cache let go of it: a rename that fails (no such direct
 
 test_expect_success 'one rank renames its file of a flushed checkpoint: the others keep theirs, nothing is copied or encoded again' "
   fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
-  SCR_FLUSH=1 ops one.out write:ckpt.1/rank_%d.dat rename@0:ckpt.1/rank_0.dat=ckpt.1/final_0.dat &&
+  SCR_FLUSH=1 ops one.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat rename@0:ckpt.1/rank_0.dat=ckpt.1/final_0.dat &&
   expect_grep 'dataset 1 was renamed: its redundancy took the new names and its flushed copy was moved with it' \
     one.out.err &&
   test \"\$(cat $PREFIX/ckpt.1/final_0.dat)\" = 'rank 0' && ! test -e $PREFIX/ckpt.1/rank_0.dat &&
@@ -175,7 +175,7 @@ test_expect_success 'flushed files renamed into a directory only the view has: t
 
 test_expect_success 'an older flushed checkpoint changed, then renamed: the prefix directory gets the new bytes' "
   fresh_start && echo 'PRELOAD=ckpt.{step}/*' >$PREFIX/.scrconf &&
-  SCR_FLUSH=1 SCR_CACHE_SIZE=2 ops chmv.out write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
+  SCR_FLUSH=1 SCR_CACHE_SIZE=2 ops chmv.out mkdir@0:ckpt.1 mkdir@0:ckpt.2 write:ckpt.1/rank_%d.dat write:ckpt.2/rank_%d.dat \
     inplace:ckpt.1/rank_%d.dat rename:ckpt.1/rank_%d.dat=ckpt.1/final_%d.dat &&
   test \"\$(cat $PREFIX/ckpt.1/final_1.dat)\" = 'Xank 1' &&
   scr_index --prefix $PREFIX --list >chmv.index && expect_grep 'ckpt.2 .*[*]' chmv.index &&

@@ -53,7 +53,7 @@ test_expect_success 'the checkpoint is restored from cache with its bytes' "
 
 test_expect_success 'a failed open of the next step begins nothing: the newest checkpoint stays, the next completes' "
   fresh a2 'PRELOAD=ckpt.{step}/rank_{rank}.dat' &&
-  SCR_FLUSH=0 ops a2 a2.out write:ckpt.1/rank_%d.dat mkdir@0:ckpt.2 rewrite:ckpt.2/rank_%d.dat \
+  SCR_FLUSH=0 ops a2 a2.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat mkdir@0:ckpt.2 rewrite:ckpt.2/rank_%d.dat \
     stat:ckpt.2/rank_%d.dat &&
   expect_grep '^rewrite ckpt.2/rank_0.dat: -1 No such file or directory\$' a2.out &&
   expect_grep '^stat ckpt.2/rank_0.dat: -1 No such file or directory\$' a2.out &&
@@ -109,7 +109,7 @@ test_expect_success 'a directory, opened O_WRONLY|O_TRUNC: EISDIR as natively, n
 
 test_expect_success 'creat, fopen \"w\" and O_CREAT|O_EXCL on a shown file: as before' "
   fresh e 'PRELOAD=ckpt.{step}/rank_{rank}.dat' &&
-  SCR_FLUSH=0 ops e e.out write:ckpt.1/rank_%d.dat excl:ckpt.1/rank_%d.dat fwrite:ckpt.1/rank_%d.dat \
+  SCR_FLUSH=0 ops e e.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat excl:ckpt.1/rank_%d.dat fwrite:ckpt.1/rank_%d.dat \
     read:ckpt.1/rank_%d.dat &&
   expect_grep '^excl ckpt.1/rank_0.dat: -1 File exists\$' e.out &&
   expect_grep '^fwrite ckpt.1/rank_0.dat: 0 ok\$' e.out &&

@@ -425,6 +425,25 @@ static struct scr_engine_file* engine_open_update(const scr_preload_target* t, i
   return f;
 }
 
+/* 1, with errno ENOENT or ENOTDIR, when the directory a new file of path
+ * would go in is neither on the file system (where every rank makes its
+ * directories) nor shown by the view (a restored checkpoint's directory the
+ * file system no longer has) */
+static int engine_parent_missing(const char* path)
+{
+  char* parent = scr_path_dirname(path);
+  struct stat st;
+  int missing = 0;
+  if (parent && stat(parent, &st) == 0) {
+    missing = !S_ISDIR(st.st_mode);
+    errno = ENOTDIR;
+  } else if (parent && (errno == ENOENT || errno == ENOTDIR) && !scr_view_is_directory(parent)) {
+    missing = 1;
+  }
+  free(parent);
+  return missing;
+}
+
 static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char* redirect, void** file,
                        int* handled)
 {
@@ -483,6 +502,10 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
   } else if (creating && !(flags & O_CREAT) && engine_open_existing(shown ? shown : t->path, flags, &mode) != 0) {
     /* O_TRUNC without O_CREAT of a file neither the view nor the file system
      * has: the real open's failure, before any dataset begins */
+    *handled = SCR_PRELOAD_HANDLED;
+  } else if (creating && !shown && engine_parent_missing(t->path)) {
+    /* a new file in a directory no rank made (errno says which failure):
+     * the file system's answer, and no dataset begins */
     *handled = SCR_PRELOAD_HANDLED;
   } else if (creating) {
     /* O_TRUNC without O_CREAT of an existing file (mode is its mode now) is

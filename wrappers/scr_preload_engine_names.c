@@ -95,6 +95,10 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
     /* the name its dataset's redundancy knows it by, until that is encoded again */
     if (!list && !scr_kvtree_get_val(moved, SCR_FILEMAP_KEY_REDUNDANCY_PATH))
       scr_kvtree_set_kv(moved, SCR_FILEMAP_KEY_REDUNDANCY_PATH, cache_from);
+    /* the other ranks list it under its new name from the next meeting point
+     * (a directory's rename reaches them as such: scr_peers_rename_directory) */
+    if (!list && !alone && old_orig && !scr_engine_writing(dataset))
+      scr_peers_note_renamed(dataset, old_orig, to->path);
     scr_kvtree_unset(entries, cache_from);
     scr_kvtree_set_kv(moved, "ORIG", to->path);
     scr_kvtree_set_kv(moved, "RELPATH", relpath);
