@@ -16,6 +16,7 @@
 #include "scr_log.h"
 #include "scr_path.h"
 #include "scr_io.h"
+#include "scr_fault.h"
 #include "scr_filemap.h"
 #include "scr_globals.h"
 #include "scr_mpi.h"
@@ -199,6 +200,7 @@ static void engine_complete(void)
     if (done && !engine_finalizing) scr_engine_mapped_watch(id);
   }
   if (done) engine.done_id = id;
+  if (done) scr_fault_point("complete"); /* before the program writes its pointer to it */
   scr_dbg(2, "preload: completing dataset %d took %.6f s", id, scr_log_seconds() - start);
   engine.done_step = done ? engine.step : -1;
   engine.done_rule = done ? engine.rule : NULL;
@@ -528,6 +530,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
       if (keep >= 0 && strcmp(shown, cache) != 0 && engine_copy_from(keep, cache) != 0)
         scr_err("cannot copy %s to %s for %s opened without O_TRUNC: it starts empty", shown, cache, t->path);
       fd = engine_open_cache(cache, create, mode, handled);
+      if (fd >= 0) scr_fault_point("open"); /* created in cache, nothing written yet */
       /* the file keeps its mode, which open's mode, with the umask, may not give */
       if (fd >= 0 && create != flags && fchmod(fd, mode) != 0)
         scr_warn("cannot give %s mode %o: %s", cache, (unsigned) mode, strerror(errno));
@@ -566,6 +569,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
  * dataset completes once every file opened is closed and FILES= are */
 static void engine_file_closed(void)
 {
+  scr_fault_point("close"); /* closed, the completion not yet decided */
   engine.closed++;
   if (engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.closed >= engine.expected &&
       engine.closed == engine.opened)

@@ -9,6 +9,7 @@
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_env.h"
+#include "scr_fault.h"
 #include "scr_param.h"
 #include "scr_config.h"
 #include "scr_globals.h"
@@ -53,6 +54,7 @@ int SCR_Init(void)
   MPI_Comm_rank(scr.comm_world, &scr.rank);
   MPI_Comm_size(scr.comm_world, &scr.ranks);
   scr_log_rank = scr.rank;
+  scr_fault_set_rank(scr.rank);
   scr.time_init = scr_log_seconds();
   scr.restart_id = -1;
 

@@ -22,6 +22,7 @@
 #include "scr_event_log.h"
 #include "scr_flush.h"
 #include "scr_flush_async.h"
+#include "scr_fault.h"
 
 int scr_flush_is_flushed(int id)
 {
@@ -179,6 +180,7 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
     }
     ok = scr_flush_check_copy(id, src, dst, meta, rc, size, crc, mine);
     free(dst);
+    scr_fault_point("flush"); /* a file on the prefix directory, the dataset not yet */
   }
   if (ok) scr_flush_copy_attached(id);
   return ok;

@@ -8,6 +8,7 @@
 #include "scr_log.h"
 #include "scr_io.h"
 #include "scr_path.h"
+#include "scr_fault.h"
 #include "scr_filemap.h"
 #include "scr_globals.h"
 #include "scr_mpi.h"
@@ -157,6 +158,7 @@ int scr_partner_apply_to(int id, const struct scr_reddesc* d, const int* only)
   ok = scr_mpi_all_true(ok && mine_open == sending && copy_open == receiving, d->set_comm);
   if (ok) ok = scr_partner_exchange(sending ? &my_stream : NULL, right, receiving ? &copy_stream : NULL, left,
                                     d->set_comm);
+  scr_fault_point("encode"); /* the copy written, not yet recorded */
   if (ok && receiving) ok = scr_partner_set_crcs(&copy_stream, theirs);
   if (mine_open && ok) ok = scr_partner_set_crcs(&my_stream, mine);
   if (mine_open) scr_stream_close(&my_stream);

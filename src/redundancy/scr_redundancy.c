@@ -14,6 +14,7 @@
 #include "scr_log.h"
 #include "scr_io.h"
 #include "scr_path.h"
+#include "scr_fault.h"
 #include "scr_filemap.h"
 #include "scr_dataset.h"
 #include "scr_globals.h"
@@ -203,6 +204,7 @@ static int scr_redundancy_encode(int id, const struct scr_reddesc* d)
   /* every member runs the collective encode, even one that failed to open */
   ok = scr_mpi_all_true(ok, d->set_comm);
   if (ok) ok = scr_erasure_encode(&e, &data, &parity) == SCR_SUCCESS;
+  scr_fault_point("encode"); /* parity written, its header not yet */
   ok = scr_mpi_all_true(ok, d->set_comm);
 
   /* CRC of each of our files, shared so every header describes every member */

@@ -9,6 +9,7 @@
 #include "scr_log.h"
 #include "scr_io.h"
 #include "scr_path.h"
+#include "scr_fault.h"
 #include "scr_filemap.h"
 #include "scr_dataset.h"
 #include "scr_globals.h"
@@ -185,6 +186,7 @@ static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_
     ok = scr_erasure_rebuild(&e, lost, &data, &parity) == SCR_SUCCESS;
     scr_erasure_finalize(&e);
   }
+  scr_fault_point("rebuild"); /* lost files rewritten, not yet checked nor recorded */
 
   if (ok && lost[me]) {
     /* exact or nothing: every rebuilt file must have the CRC it was written with */
@@ -226,6 +228,7 @@ static int scr_rebuild_partner(int id, const struct scr_rebuild_role* role, MPI_
   reddesc = rec;
 
   int ok = scr_partner_restore(id, comm, role->hop, lost, meta);
+  scr_fault_point("rebuild"); /* lost files rewritten, not yet recorded */
   if (ok && lost[role->index]) scr_rebuild_adopt(id, desc, reddesc, meta);
   ok = scr_mpi_all_true(ok, comm);
   if (ok) {
