@@ -196,7 +196,6 @@ static void engine_complete(void)
     done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
     /* every rank, done or not: a collective; a dataset that failed is not shown */
     scr_peers_gather(id);
-    scr_view_settle_modes();
     if (done && !engine_finalizing) scr_engine_mapped_watch(id);
   }
   if (done) engine.done_id = id;
@@ -687,7 +686,7 @@ static int engine_init(void)
   engine_remove_strays();
   scr_mirror_init();
   scr_share_clear();
-  scr_peers_clear();
+  scr_peers_init();
   /* the restored dataset is visible at once; it is read through the view */
   int have = 0;
   char name[SCR_MAX_FILENAME];
@@ -728,7 +727,6 @@ static void engine_finalize(void)
    * after it, over the MPI library's world, which is still there */
   int rank = scr.rank;
   SCR_Finalize();
-  scr_view_settle_modes();
   unsigned long long bytes = scr.stat_bytes, total = 0;
   PMPI_Reduce(&bytes, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   double mib = (double) total / (1024.0 * 1024.0), seconds = scr.stat_output_seconds;

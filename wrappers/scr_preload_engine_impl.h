@@ -19,18 +19,9 @@ extern pthread_mutex_t scr_engine_lock;
  * dataset id. NULL when nothing is shown there (malloc'd otherwise). */
 char* scr_view_find(const char* orig, int* dataset);
 
-/* remember a rule directory made by mkdir (shown by stat and listings) */
+/* remember a directory the view shows though the file system lacks it and
+ * nothing shown is below it (shown by stat and listings) */
 void scr_view_add_directory(const char* path);
-/* the same with the mode mkdir was given: its mirror shows what the kernel's
- * mkdir would have made of it (the umask applied) */
-void scr_view_make_directory(const char* path, mode_t mode);
-/* 1 and *mode when path is a directory made by mkdir: its permissions as
- * made (a chmod since then changed its mirror, not this) */
-int scr_view_directory_mode(const char* path, mode_t* mode);
-/* the directories made by mkdir that a flush or a materialization has made
- * on the file system since (with 0777 less the umask, or 0755) get the mode
- * mkdir gave them, once: a program's mkdir(0700) stays private there */
-void scr_view_settle_modes(void);
 /* 1 when path is such a directory or holds a file shown by the view */
 int scr_view_is_directory(const char* path);
 /* rmdir of a directory in the view: SCR_VIEW_DIRECTORY_REMOVED when it is
@@ -177,6 +168,8 @@ void scr_engine_deletions_settle(void);
 
 /* ---- other ranks' files of completed datasets (scr_preload_peers.c), lock held */
 
+/* collective, at start-up: ready for the exchanges below */
+void scr_peers_init(void);
 /* collective: the ranks' files of dataset id (complete, or failed: then
  * never shown) become known to every other rank */
 void scr_peers_gather(int id);

@@ -121,12 +121,12 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
   return scr_cache_save_filemap();
 }
 
-/* path left the view: its directory stays, empty, until the application
- * removes it, as on a file system (unless the file system has it anyway) */
 /* set while this rank deletes its file because another rank did: the others
  * know already */
 static int engine_deleting_for_peer = 0;
 
+/* path left the view: its directory stays, empty, until the application
+ * removes it, as on a file system (unless the file system has it anyway) */
 static void engine_keep_parent(const char* path)
 {
   /* another rank deleted the file: what became of its directory on the file
@@ -744,7 +744,6 @@ int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handle
   return rc;
 }
 
-/* a rule directory exists virtually until the dataset is flushed */
 int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled)
 {
   (void) mode;
@@ -781,7 +780,6 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled)
      * caller's call failed: the call is worth making again all the same */
     *handled = SCR_PRELOAD_HANDLED;
     rc = lstat(t->path, &st) == 0 || scr_io_mkdir_p(t->path, 0777) == SCR_SUCCESS ? 0 : -1;
-    if (rc == 0) scr_view_settle_modes();
     if (rc == 0) scr_dbg(1, "preload: %s made %s on the file system (it was virtual)", t->call, t->path);
     else errno = EIO;
   }

@@ -76,16 +76,13 @@ static char* mirror_of(const char* orig)
 }
 
 /* the mirror directory of the virtual directory orig, made when missing,
- * with each missing directory on the way from the mirror root: one made by
- * mkdir gets the permissions it was made with, so that stat of it and
- * fstat of a descriptor of it show them (C++'s std::filesystem::copy and
- * Python's shutil.copytree copy them); others those of mkdir(0777), as a
- * program that makes its directories with mkdir -p would have them. Only a
- * directory made here is given its mode: a chmod of the virtual directory
- * since changed its mirror, which then is what stat shows. The mirror root
- * is 0700 in the private cache directory, so no mode below it opens the
- * cache to anyone else. 1 when the mirror directory itself was made now,
- * 0 when it was there, -1 with errno. */
+ * with each missing directory on the way from the mirror root, with the
+ * permissions of mkdir(0777), as a program that makes its directories with
+ * mkdir -p would have them (a chmod of the virtual directory changes its
+ * mirror, which then is what stat shows). The mirror root is 0700 in the
+ * private cache directory, so no mode below it opens the cache to anyone
+ * else. 1 when the mirror directory itself was made now, 0 when it was
+ * there, -1 with errno. */
 static int mirror_make(const char* mirror, const char* orig)
 {
   size_t root = strlen(mirror_root), length = strlen(mirror);
@@ -94,31 +91,19 @@ static int mirror_make(const char* mirror, const char* orig)
     errno = EINVAL;
     return -1;
   }
-  /* orig's components match the mirror's below the root one for one */
-  size_t orig_root = strlen(orig) - (length - root);
   char* path = strdup(mirror);
-  char* original = strdup(orig);
-  int rc = path && original ? 0 : -1, made = 0;
+  int rc = path ? 0 : -1, made = 0;
   for (size_t end = root + 1; rc == 0 && end <= length; end++) {
     if (path[end] != '/' && path[end] != '\0') continue;
     path[end] = '\0';
-    original[orig_root + end - root] = '\0';
-    mode_t mode = 0777;
-    int given = scr_view_directory_mode(original, &mode);
-    if (mkdir(path, given ? 0700 : mode) == 0) {
+    if (mkdir(path, 0777) == 0) {
       made = end == length;
-      /* the recorded mode has had the umask of its mkdir taken off already;
-       * the owner keeps every right, without which (as another user than
-       * root) the mirror could be neither refilled nor removed */
-      if (given && chmod(path, mode | S_IRWXU) != 0) rc = -1;
     } else if (errno != EEXIST) {
       rc = -1;
     }
     path[end] = mirror[end];
-    original[orig_root + end - root] = orig[orig_root + end - root];
   }
-  if (!path || !original) errno = ENOMEM;
-  free(original);
+  if (!path) errno = ENOMEM;
   free(path);
   return rc == 0 ? made : -1;
 }

@@ -192,45 +192,55 @@ static char* peer_pack(int id, int* bytes)
   return buf;
 }
 
-/* collective on every rank: each one's byte string, all of them in *all,
- * with counts and offsets per rank (NULL on every rank when one failed) */
-static char* peer_allgather(const char* mine, int bytes, int** lengths)
+/* per rank: bytes and offsets of an exchange, made once at start-up (when
+ * every rank agreed it could), so that an exchange costs no agreement on it */
+static int* exchange_lengths = NULL;
+static int exchange_ready = 0;
+
+/* collective on every rank: each one's byte string, all of them in the
+ * result, with exchange_lengths[r] bytes from rank r at offset
+ * exchange_lengths[ranks + r] (NULL on every rank when one failed) */
+static char* peer_allgather(const char* mine, int bytes)
 {
-  *lengths = malloc(2 * (size_t) scr.ranks * sizeof(int));
-  if (!scr_mpi_all_true(*lengths != NULL, scr.comm_world)) {
-    free(*lengths);
-    *lengths = NULL;
-    return NULL;
-  }
-  int* offsets = *lengths + scr.ranks;
-  MPI_Allgather(&bytes, 1, MPI_INT, *lengths, 1, MPI_INT, scr.comm_world);
+  if (!exchange_ready) return NULL;
+  int* lengths = exchange_lengths;
+  int* offsets = lengths + scr.ranks;
+  MPI_Allgather(&bytes, 1, MPI_INT, lengths, 1, MPI_INT, scr.comm_world);
   size_t total = 0;
   for (int r = 0; r < scr.ranks; r++) {
     offsets[r] = (int) total;
-    total += (size_t) (*lengths)[r];
+    total += (size_t) lengths[r];
   }
   char* all = malloc(total ? total : 1);
   if (!scr_mpi_all_true(all != NULL, scr.comm_world)) {
     free(all);
-    free(*lengths);
-    *lengths = NULL;
     return NULL;
   }
-  MPI_Allgatherv(mine, bytes, MPI_CHAR, all, *lengths, offsets, MPI_CHAR, scr.comm_world);
+  MPI_Allgatherv(mine, bytes, MPI_CHAR, all, lengths, offsets, MPI_CHAR, scr.comm_world);
   return all;
+}
+
+void scr_peers_init(void)
+{
+  scr_peers_clear();
+  exchange_lengths = malloc(2 * (size_t) scr.ranks * sizeof(int));
+  exchange_ready = scr_mpi_all_true(exchange_lengths != NULL, scr.comm_world);
+  if (!exchange_ready && scr.rank == 0)
+    scr_warn("preload: out of memory: each rank lists only its own checkpoint files");
 }
 
 void scr_peers_gather(int id)
 {
-  int bytes = 0, *lengths = NULL;
+  int bytes = 0;
   char* mine = peer_pack(id, &bytes);
-  char* all = peer_allgather(mine, bytes, &lengths);
+  char* all = peer_allgather(mine, bytes);
   free(mine);
   if (!all) {
-    if (scr.rank == 0)
+    if (scr.rank == 0 && exchange_ready)
       scr_warn("preload: out of memory exchanging the names of dataset %d: each rank lists only its own files", id);
     return;
   }
+  const int* lengths = exchange_lengths;
   const int* offsets = lengths + scr.ranks;
   for (int r = 0; r < scr.ranks; r++) {
     const char* p = all + offsets[r];
@@ -242,7 +252,6 @@ void scr_peers_gather(int id)
     }
   }
   free(all);
-  free(lengths);
 }
 
 void scr_peers_gather_cached(void)
@@ -324,6 +333,9 @@ void scr_peers_clear(void)
   free(pending);
   pending = NULL;
   pending_bytes = 0;
+  free(exchange_lengths);
+  exchange_lengths = NULL;
+  exchange_ready = 0;
   char* dir = peer_directory();
   if (dir) scr_io_remove_tree(dir);
   free(dir);
@@ -400,8 +412,7 @@ int scr_peers_pending(void)
 
 void scr_peers_sync(void)
 {
-  int* lengths = NULL;
-  char* all = peer_allgather(pending, (int) pending_bytes, &lengths);
+  char* all = peer_allgather(pending, (int) pending_bytes);
   free(pending);
   pending = NULL;
   pending_bytes = 0;
@@ -409,6 +420,7 @@ void scr_peers_sync(void)
     if (scr.rank == 0) scr_warn("preload: out of memory exchanging deletions: other ranks may still show them");
     return;
   }
+  const int* lengths = exchange_lengths;
   const int* offsets = lengths + scr.ranks;
   for (int r = 0; r < scr.ranks; r++) {
     const char* p = all + offsets[r];
@@ -447,6 +459,5 @@ void scr_peers_sync(void)
     }
   }
   free(all);
-  free(lengths);
   peer_compact();
 }

@@ -22,18 +22,16 @@
 #include "scr_cache.h"
 #include "scr_preload_engine_impl.h"
 
-/* directories made by mkdir that exist only in the view: the permissions
- * each was made with (VIEW_MODE_NONE: a directory kept after its files left
- * the view, whose mode nobody gave) and when (for its time,
+/* directories that exist only in the view: one whose files left it while
+ * the file system lacks it (a restored checkpoint's directory removed there)
+ * stays, empty, as on a file system; and when it became one (for its time,
  * scr_view_stamp_mirror) */
 struct view_directory {
   char* path;
-  mode_t mode;
   struct timespec made;
 };
 static struct view_directory* view_directories = NULL;
 static int view_directory_count = 0;
-#define VIEW_MODE_NONE ((mode_t) -1)
 
 /* the last directory moves to slot i (the one there is gone) */
 static void view_directory_drop(int i)
@@ -123,7 +121,7 @@ char* scr_view_find(const char* orig, int* dataset)
   return view_find_attached_store(orig, dataset);
 }
 
-static void view_add(const char* path, mode_t mode)
+void scr_view_add_directory(const char* path)
 {
   struct view_directory* grown =
       realloc(view_directories, (size_t) (view_directory_count + 1) * sizeof(*view_directories));
@@ -131,61 +129,8 @@ static void view_add(const char* path, mode_t mode)
   view_directories = grown;
   struct view_directory* d = &view_directories[view_directory_count];
   d->path = strdup(path);
-  d->mode = mode;
   clock_gettime(CLOCK_REALTIME, &d->made);
   if (d->path) view_directory_count++;
-}
-
-/* the umask, which cannot be read without setting it (umask(2) twice would
- * change it for every thread in between): the kernel's own figure */
-static mode_t view_umask(void)
-{
-  mode_t mask = 022; /* before Linux 4.7, which says: the usual one */
-  FILE* f = fopen("/proc/self/status", "re");
-  char line[256];
-  unsigned int value;
-  while (f && fgets(line, sizeof(line), f))
-    if (sscanf(line, "Umask: %o", &value) == 1) {
-      mask = (mode_t) value & 0777;
-      break;
-    }
-  if (f) fclose(f);
-  return mask;
-}
-
-void scr_view_add_directory(const char* path)
-{
-  view_add(path, VIEW_MODE_NONE);
-}
-
-void scr_view_make_directory(const char* path, mode_t mode)
-{
-  /* what the kernel's mkdir keeps of mode: the permissions and the sticky
-   * bit, less the umask */
-  view_add(path, mode & (S_IRWXU | S_IRWXG | S_IRWXO | S_ISVTX) & ~view_umask());
-}
-
-void scr_view_settle_modes(void)
-{
-  for (int i = 0; i < view_directory_count; i++) {
-    struct view_directory* d = &view_directories[i];
-    struct stat st;
-    if (d->mode == VIEW_MODE_NONE || lstat(d->path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    if ((st.st_mode & 07777) != d->mode && chmod(d->path, d->mode) != 0)
-      scr_dbg(1, "preload: cannot give %s the mode %o mkdir gave it: %s", d->path, (unsigned) d->mode,
-              strerror(errno));
-    d->mode = VIEW_MODE_NONE;
-  }
-}
-
-int scr_view_directory_mode(const char* path, mode_t* mode)
-{
-  for (int i = 0; i < view_directory_count; i++)
-    if (view_directories[i].mode != VIEW_MODE_NONE && strcmp(view_directories[i].path, path) == 0) {
-      *mode = view_directories[i].mode;
-      return 1;
-    }
-  return 0;
 }
 
 static int view_holds(const char* orig, const char* cache, int id, void* arg)
