@@ -60,6 +60,12 @@ test_expect_success 'every rank stats another rank s checkpoint file: its size, 
   { test_cmp tmp.stat.native tmp.stat || { show tmp.stat; false; }; }
 "
 
+test_expect_success 'a listing gives the inode number stat gives: real entries, cached files, other ranks files' "
+  native tmp tmp.ino.native write@0:chk/notes.txt inodes@all:chk inodes@0:. &&
+  pre tmp.ino write@0:chk/notes.txt inodes@all:chk inodes@0:. &&
+  { test_cmp tmp.ino.native tmp.ino || { show tmp.ino; false; }; }
+"
+
 test_expect_success 'rmdir of a checkpoint directory holding only other ranks files fails with ENOTEMPTY' "
   native tmp tmp.rmdir.native rmdir@0:chk && pre tmp.rmdir rmdir@0:chk &&
   { test_cmp tmp.rmdir.native tmp.rmdir || { show tmp.rmdir; false; }; }

@@ -319,24 +319,60 @@ int scr_view_access(const scr_preload_target* t, int amode, int at_flags, char* 
 
 /* ---- listings: the real entries and the shown ones, each name once */
 
+/* each entry with the inode number stat gives for it (d_ino): the real
+ * one, the cache file's, or for another rank's file its placeholder's */
 struct view_listing {
   char** names;
   unsigned char* types;
+  ino64_t* inodes;
   int count, next;
   struct dirent64 entry;
 };
 
-static void view_listing_add(struct view_listing* l, const char* name, unsigned char type)
+/* 1 when the listing has name already (the first entry for a name wins:
+ * shown files come before the file system's entries, as stat sees them) */
+static int view_listing_has(const struct view_listing* l, const char* name)
 {
   for (int i = 0; i < l->count; i++)
-    if (strcmp(l->names[i], name) == 0) return;
-  char** names = realloc(l->names, (size_t) (l->count + 1) * sizeof(char*));
-  unsigned char* types = names ? realloc(l->types, (size_t) (l->count + 1)) : NULL;
+    if (strcmp(l->names[i], name) == 0) return 1;
+  return 0;
+}
+
+static void view_listing_add(struct view_listing* l, const char* name, unsigned char type, ino64_t inode)
+{
+  if (view_listing_has(l, name)) return;
+  size_t n = (size_t) (l->count + 1);
+  char** names = realloc(l->names, n * sizeof(char*));
   if (names) l->names = names;
-  if (!types) return;
-  l->types = types;
+  unsigned char* types = names ? realloc(l->types, n) : NULL;
+  if (types) l->types = types;
+  ino64_t* inodes = types ? realloc(l->inodes, n * sizeof(ino64_t)) : NULL;
+  if (!inodes) return;
+  l->inodes = inodes;
   l->names[l->count] = strdup(name);
-  if (l->names[l->count]) l->types[l->count++] = type;
+  if (!l->names[l->count]) return;
+  l->types[l->count] = type;
+  l->inodes[l->count++] = inode;
+}
+
+/* the inode number of path (lstat), 0 when there is none */
+static ino64_t view_inode(const char* path)
+{
+  struct stat st;
+  return path && lstat(path, &st) == 0 ? (ino64_t) st.st_ino : 0;
+}
+
+/* the inode number stat shows for the directory path: the file system's,
+ * or for one only the view shows, its mirror's */
+static ino64_t view_directory_inode(const char* path)
+{
+  ino64_t inode = view_inode(path);
+  if (!inode && path && scr_path_is_within(path, scr.prefix)) {
+    char* mirror = scr_mirror_directory(path, 0);
+    inode = view_inode(mirror);
+    free(mirror);
+  }
+  return inode;
 }
 
 struct view_dir_search {
@@ -344,31 +380,45 @@ struct view_dir_search {
   struct view_listing* listing;
 };
 
-/* the entry directly below dir that leads to path (a file, or with
- * is_directory a directory), if any */
-static void view_add_below(struct view_listing* l, const char* dir, const char* path, int is_directory)
+/* the entry directly below dir that leads to path (a file shown as the
+ * file `shown`, whose inode it takes; or with shown NULL a directory), if any */
+static void view_add_below(struct view_listing* l, const char* dir, const char* path, const char* shown)
 {
   char* rel = scr_path_relative_to(dir, path);
   if (rel && strcmp(rel, ".") != 0) {
     char* slash = strchr(rel, '/');
     if (slash) *slash = '\0';
-    view_listing_add(l, rel, slash || is_directory ? DT_DIR : DT_REG);
+    if (!view_listing_has(l, rel)) {
+      int is_directory = slash || !shown;
+      char* below = is_directory ? scr_path_join(dir, rel) : NULL;
+      view_listing_add(l, rel, is_directory ? DT_DIR : DT_REG,
+                       is_directory ? view_directory_inode(below) : view_inode(shown));
+      free(below);
+    }
   }
   free(rel);
 }
 
 static int view_collect(const char* orig, const char* cache, int id, void* arg)
 {
-  (void) cache;
   (void) id;
   struct view_dir_search* s = arg;
-  view_add_below(s->listing, s->dir, orig, 0);
+  view_add_below(s->listing, s->dir, orig, cache);
   return 0;
 }
 
 static int view_collect_peer(const char* orig, int id, void* arg)
 {
-  return view_collect(orig, NULL, id, arg);
+  (void) id;
+  struct view_dir_search* s = arg;
+  /* its placeholder is what stat shows, made now if a directory is not on
+   * the way (then the entry is that directory) */
+  char* rel = scr_path_relative_to(s->dir, orig);
+  char* placeholder = rel && !strchr(rel, '/') ? scr_peers_stat_path(orig) : NULL;
+  view_add_below(s->listing, s->dir, orig, placeholder ? placeholder : orig);
+  free(placeholder);
+  free(rel);
+  return 0;
 }
 
 static void view_listing_free(struct view_listing* l)
@@ -376,6 +426,7 @@ static void view_listing_free(struct view_listing* l)
   for (int i = 0; i < l->count; i++) free(l->names[i]);
   free(l->names);
   free(l->types);
+  free(l->inodes);
   free(l);
 }
 
@@ -390,7 +441,7 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
   if (l) {
     view_each(view_collect, &s);
     scr_peers_each(view_collect_peer, &s);
-    for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i].path, 1);
+    for (int i = 0; i < view_directory_count; i++) view_add_below(l, t->path, view_directories[i].path, NULL);
   }
   /* a virtual directory with nothing shown below it (made by mkdir and not
    * written into yet, or left empty when the cache dropped its files) is
@@ -406,11 +457,13 @@ DIR* scr_view_opendir(const scr_preload_target* t, char* redirect, void** dir, i
     int real_errno = errno;
     if (real) {
       struct dirent64* e;
-      while ((e = readdir64(real)) != NULL) view_listing_add(l, e->d_name, e->d_type);
+      while ((e = readdir64(real)) != NULL) view_listing_add(l, e->d_name, e->d_type, e->d_ino);
       closedir(real);
     } else if (real_errno == ENOENT || real_errno == ENOTDIR) {
-      view_listing_add(l, ".", DT_DIR);
-      view_listing_add(l, "..", DT_DIR);
+      char* parent = scr_path_dirname(t->path);
+      view_listing_add(l, ".", DT_DIR, view_directory_inode(t->path));
+      view_listing_add(l, "..", DT_DIR, view_directory_inode(parent));
+      free(parent);
     }
     /* the application's stream: a real directory that exists either way;
      * for one that exists only in the view, its mirror, so that calls
@@ -449,7 +502,8 @@ struct dirent64* scr_view_readdir(DIR* stream, void* dir, int* handled)
   if (!l || l->next >= l->count) return NULL;
   const char* name = l->names[l->next];
   memset(&l->entry, 0, offsetof(struct dirent64, d_name));
-  l->entry.d_ino = (ino64_t) (l->next + 1);
+  /* a number stat gives too; glibc's own readdir skips entries whose d_ino is 0 */
+  l->entry.d_ino = l->inodes[l->next] ? l->inodes[l->next] : (ino64_t) (l->next + 1);
   l->entry.d_off = (off64_t) (l->next + 1);
   l->entry.d_reclen = (unsigned short) (offsetof(struct dirent64, d_name) + strlen(name) + 1);
   l->entry.d_type = l->types[l->next];

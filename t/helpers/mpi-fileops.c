@@ -64,6 +64,10 @@
  *   mtime    stat(PATH): RC is st_mtime (seconds)
  *   sleep    sleep PATH seconds
  *   die      raise(SIGKILL) (PATH ignored): the rank dies where it stands
+ *   inodes   opendir(PATH), then for each entry (. and .. too) d_ino against
+ *            the st_ino of lstat(PATH/NAME): RC is the number of entries
+ *            whose numbers differ (-1 on the first failure), each such entry
+ *            on a line "  = NAME"
  *   xattrs   listxattr(PATH), then getxattr of each name: RC is the list's
  *            length (0: none)
  *   setxattr setxattr(PATH, "user.scr", "1", 1, 0)
@@ -457,7 +461,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
-           MPIIO, MPIIOCRASH, SIGCKPT, DIE, OPS };
+           MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -467,7 +471,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
-                                           "mpiio", "mpiiocrash", "sigckpt", "die" };
+                                           "mpiio", "mpiiocrash", "sigckpt", "die", "inodes" };
 
 /* sigckpt: the handler's files, named from sig_base */
 static char sig_base[256];
@@ -563,6 +567,32 @@ static int stat_entries(const char* path)
   }
   closedir(d);
   return (int) total;
+}
+
+static int compare_inodes(const char* path, char* detail, size_t size)
+{
+  DIR* d = opendir(path);
+  if (!d) return -1;
+  int differ = 0;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    char full[4096];
+    struct stat st;
+    snprintf(full, sizeof(full), "%s/%s", path, e->d_name);
+    if (lstat(full, &st) != 0) {
+      int saved_errno = errno;
+      closedir(d);
+      errno = saved_errno;
+      return -1;
+    }
+    if (st.st_ino != e->d_ino) {
+      differ++;
+      size_t used = strlen(detail);
+      snprintf(detail + used, size - used, "  = %s\n", e->d_name);
+    }
+  }
+  closedir(d);
+  return differ;
 }
 
 static int walk_tree(const char* path, char* detail, size_t size, int flags)
@@ -753,6 +783,7 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case WALKCD: return walk_tree(path, detail, size, FTW_CHDIR);
   case FILE_APPEND: return fappend(path, rank);
   case DIRSTAT: return stat_entries(path);
+  case INODES: return compare_inodes(path, detail, size);
   case LIST: return list_entries(path, detail, size);
   case SCANAT: return scan_at(path, detail, size);
   case FILE_REOPEN: return freopen_append(path, rank);
