@@ -15,12 +15,13 @@ export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4 SCR_CACHE_SIZE=2 SCR_FLUSH=0
 nodes=node0,node1,node2,node3
 
 # pre RUN OP...: mpi-fileops under the preload on 4 nodes x 2 ranks in
-# $PREFIX; rank 0's lines in $TRASH/RUN, stderr in RUN.err
+# $PREFIX (with the variables PRE_ENV sets); rank 0's lines in $TRASH/RUN,
+# stderr in RUN.err
 pre() {
   run=$1
   shift
   (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run --nodes $nodes --ppn 2 --timeout "$SCR_TEST_TIMEOUT" -- \
-    env LD_PRELOAD="$preload" "$fileops" "$@") >"$TRASH/$run" 2>"$TRASH/$run.err"
+    env ${PRE_ENV:-} LD_PRELOAD="$preload" "$fileops" "$@") >"$TRASH/$run" 2>"$TRASH/$run.err"
 }
 # native DIR RUN OP...: the same operations on 8 ranks without the preload,
 # in the one directory $TRASH/DIR that all of them share
@@ -111,6 +112,22 @@ test_expect_success 'killed between a checkpoint and its pointer, a node lost: t
   pre h5.again read@all:d/LATEST read@all:d/14/r%d.h5 read@all:d/16/r%d.h5 &&
   { expect_grep 'restarting from dataset 2 (d/16) in cache' h5.again.err &&
     ! grep -q ' -1 ' h5.again || { show h5.again; false; }; }
+"
+
+test_expect_success 'killed right after rank 0 renamed a checkpoint directory: every rank s files follow at the restart' "
+  fresh 'PRELOAD=tmp.{step}/rank{rank}.dat' 'PRELOAD=step.{step}/rank{rank}.dat' &&
+  ! PRE_ENV=SCR_FAULT_KILL=rename:1@0 pre mv.die mkdir@0:tmp.2 write:tmp.2/rank%d.dat rename@0:tmp.2=step.2 &&
+  expect_grep 'killed at point rename' mv.die.err &&
+  pre mv.again read@all:step.2/rank%d.dat stat@0:tmp.2 &&
+  { test \"\$(grep -c '^read@[0-9] step.2/rank[0-9].dat: [0-9]* ok' $TRASH/mv.again)\" = 8 &&
+    expect_grep '^stat@0 tmp.2: -1 No such file or directory' mv.again || { show mv.again; false; }; }
+"
+
+test_expect_success 'killed after other ranks began the next checkpoint, before the pointer moved: the one it names is whole' "
+  fresh \"\$h5_rules\" &&
+  ! pre ev.die mkdir@0:d \$(write_step 2) mkdir@0:d/4 write:d/4/r%d.h5 mkdir@0:d/6 holdnew@5:d/6/r5.h5 die:- &&
+  pre ev.again read@all:d/LATEST read@all:d/2/r%d.h5 &&
+  { test \"\$(grep -c ' ok\$' $TRASH/ev.again)\" = 16 || { show ev.again; false; }; }
 "
 
 test_done

@@ -687,6 +687,13 @@ static int engine_init(void)
   scr_mirror_init();
   scr_share_clear();
   scr_peers_init();
+  /* A pointer file (a rule without {step}, attached to the newest complete
+   * dataset) is written by one rank after the others may have begun the
+   * next checkpoint, which evicts: the checkpoint the pointer still names
+   * must outlive that, or a crash there leaves a pointer to files that are
+   * gone. So the two newest complete checkpoints stay. */
+  for (int i = 0; i < scr_preload_rules_count(rules); i++)
+    if (!scr_preload_rules_at(rules, i)->has_step) scr.cache_keep = 2;
   /* the restored dataset is visible at once; it is read through the view */
   int have = 0;
   char name[SCR_MAX_FILENAME];
@@ -704,6 +711,7 @@ static int engine_init(void)
    * whole on every rank, or shown on none */
   scr_restart_settle_cached();
   pthread_mutex_lock(&scr_engine_lock);
+  scr_engine_rename_recover();
   scr_peers_gather_cached();
   pthread_mutex_unlock(&scr_engine_lock);
   scr_preload_hooks_virtual_directories(1);

@@ -153,6 +153,10 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled);
 void scr_engine_rename_sync(void);
 /* 1 when this rank renamed a directory since the last sync */
 int scr_engine_rename_pending(void);
+/* collective, at start-up: the directory renames a run that died made on
+ * the file system before every rank had followed them are followed now
+ * (the journal <prefix>/.scr/renamed.<rank>.scr) */
+void scr_engine_rename_recover(void);
 /* collective, lock held, at MPI_Finalize before SCR_Finalize flushes the
  * newest checkpoint: the cached ones whose files the program deleted on
  * some rank are marked incomplete (in cache, and in the index when flushed),

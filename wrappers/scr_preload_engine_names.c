@@ -22,6 +22,7 @@
 #include "scr_cache.h"
 #include "scr_flush.h"
 #include "scr_mpi.h"
+#include "scr_fault.h"
 #include "scr_preload_engine_impl.h"
 #include "scr_preload_state.h"
 
@@ -404,6 +405,126 @@ static int engine_rename_directory_check(const char* from, const char* to)
   return error;
 }
 
+/* ---- the journal of directory renames. A crash between a rank's rename
+ * of a directory and the next meeting point would leave the other ranks'
+ * files under the old name, while the file system shows the new one (and
+ * the program, seeing the rename done, relies on it). So the renaming rank
+ * writes its renames since the last meeting point to
+ * <prefix>/.scr/renamed.<rank>.scr before each real rename (one small write
+ * on the parallel file system per directory rename, beside the program's
+ * own), removes it once every rank moved its files, and a restart applies
+ * what a run that died left there. */
+
+static int journal_written = 0;
+
+static char* journal_path(int rank)
+{
+  char* path = NULL;
+  if (asprintf(&path, "%s/renamed.%d.scr", scr.prefix_scr, rank) < 0) return NULL;
+  return path;
+}
+
+/* the renames pending on this rank and the one about to be made, from and
+ * to, saved atomically */
+static void journal_write(const char* from, const char* to)
+{
+  scr_kvtree* tree = scr_kvtree_new();
+  char* path = journal_path(scr.rank);
+  int i = 0;
+  for (const char* p = renamed; p && p < renamed + renamed_bytes; i++) {
+    const char* next = p + strlen(p) + 1;
+    scr_kvtree* pair = scr_kvtree_add_kv_int(tree, "RENAME", i);
+    scr_kvtree_set_kv(pair, "FROM", p);
+    scr_kvtree_set_kv(pair, "TO", next);
+    p = next + strlen(next) + 1;
+  }
+  scr_kvtree* pair = scr_kvtree_add_kv_int(tree, "RENAME", i);
+  scr_kvtree_set_kv(pair, "FROM", from);
+  scr_kvtree_set_kv(pair, "TO", to);
+  if (!path || scr_kvtree_write_file(path, tree) != SCR_SUCCESS)
+    scr_warn("cannot record the rename of a checkpoint directory in %s: a crash before the ranks meet again "
+             "leaves the other ranks' files under the old name", path ? path : scr.prefix_scr);
+  else
+    journal_written = 1;
+  free(path);
+  scr_kvtree_delete(&tree);
+}
+
+static void journal_clear(void)
+{
+  if (!journal_written) return;
+  char* path = journal_path(scr.rank);
+  if (path) unlink(path);
+  free(path);
+  journal_written = 0;
+}
+
+/* 1 when the file system shows the rename from -> to done */
+static int journal_rename_done(const char* from, const char* to)
+{
+  struct stat st;
+  return lstat(from, &st) != 0 && lstat(to, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void scr_engine_rename_recover(void)
+{
+  /* rank 0 reads what every rank left, and tells the others: one listing of
+   * the prefix's .scr directory, not one look per rank */
+  char* pairs = NULL;
+  size_t bytes = 0;
+  if (scr.rank == 0) {
+    DIR* dir = opendir(scr.prefix_scr);
+    struct dirent* e;
+    while (dir && (e = readdir(dir)) != NULL) {
+      int r = -1, end = 0;
+      if (sscanf(e->d_name, "renamed.%d.scr%n", &r, &end) != 1 || e->d_name[end] != '\0') continue;
+      char* path = journal_path(r);
+      scr_kvtree* tree = scr_kvtree_new();
+      if (path && scr_kvtree_read_file(path, tree) == SCR_SUCCESS) {
+        for (scr_kvtree_elem* p = scr_kvtree_first(scr_kvtree_get(tree, "RENAME")); p; p = scr_kvtree_next(p)) {
+          const char* from = scr_kvtree_get_val(scr_kvtree_elem_tree(p), "FROM");
+          const char* to = scr_kvtree_get_val(scr_kvtree_elem_tree(p), "TO");
+          size_t a = from ? strlen(from) + 1 : 0, b = to ? strlen(to) + 1 : 0;
+          char* grown = a && b ? realloc(pairs, bytes + a + b) : NULL;
+          if (!grown) continue;
+          memcpy(grown + bytes, from, a);
+          memcpy(grown + bytes + a, to, b);
+          pairs = grown;
+          bytes += a + b;
+        }
+      }
+      if (path) unlink(path);
+      free(path);
+      scr_kvtree_delete(&tree);
+    }
+    if (dir) closedir(dir);
+  }
+  long long length = (long long) bytes;
+  MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, scr.comm_world);
+  if (length == 0) return;
+  if (scr.rank != 0) pairs = malloc((size_t) length);
+  if (!scr_mpi_all_true(pairs != NULL, scr.comm_world)) {
+    free(pairs);
+    return;
+  }
+  MPI_Bcast(pairs, (int) length, MPI_CHAR, 0, scr.comm_world);
+  const scr_preload_ruleset* rules = scr_preload_state_current();
+  for (const char* p = pairs; p < pairs + length;) {
+    const char* from = p;
+    const char* to = from + strlen(from) + 1;
+    /* recorded before the real rename: only one the file system shows done
+     * is carried out (again: a rank that moved its files already has none
+     * left under from) */
+    if (journal_rename_done(from, to)) {
+      if (scr.rank == 0) scr_info("preload: %s was renamed to %s by a run that died before every rank followed: "
+                                  "they follow now", from, to);
+      engine_move_tree(rules, from, to);
+    }
+    p = to + strlen(to) + 1;
+  }
+  free(pairs);
+}
+
 static int engine_rename_directory(const scr_preload_target* from, const scr_preload_target* to, int* handled)
 {
   if (!scr_path_is_within(from->path, scr.prefix) || !scr_view_is_directory(from->path)) return -1;
@@ -415,8 +536,10 @@ static int engine_rename_directory(const scr_preload_target* from, const scr_pre
    * there, flushed copies with it: the index stops offering their datasets
    * until the next meeting point flushes the new names */
   if (!error && lstat(from->path, &st) == 0) {
+    journal_write(from->path, to->path);
     if (rename(from->path, to->path) != 0) error = errno;
     else engine_flushed_moved_below(from->path);
+    if (!error) scr_fault_point("rename"); /* renamed there, no rank followed yet */
   }
   /* a new name no rule has a directory at: the files go to the file system,
    * into a real directory, which every rank sees at once */
@@ -478,6 +601,8 @@ void scr_engine_rename_sync(void)
     free(renamed);
     renamed = NULL;
     renamed_bytes = 0;
+    /* every rank followed: nothing for a restart to do */
+    journal_clear();
   }
   free(all);
   free(lengths);
