@@ -687,13 +687,15 @@ static int engine_init(void)
   scr_mirror_init();
   scr_share_clear();
   scr_peers_init();
-  /* A pointer file (a rule without {step}, attached to the newest complete
-   * dataset) is written by one rank after the others may have begun the
-   * next checkpoint, which evicts: the checkpoint the pointer still names
-   * must outlive that, or a crash there leaves a pointer to files that are
-   * gone. So the two newest complete checkpoints stay. */
+  /* A pointer file (a rule with neither {step} nor {rank}, attached to the
+   * newest complete dataset by the one rank that writes it) is written after
+   * the others may have begun the next checkpoint, which evicts: the
+   * checkpoint the pointer still names must outlive that, or a crash there
+   * leaves a pointer to files that are gone. So the two newest complete
+   * checkpoints stay. (A per-rank file without {step}, rewritten at every
+   * checkpoint, is the checkpoint itself: no pointer.) */
   for (int i = 0; i < scr_preload_rules_count(rules); i++)
-    if (!scr_preload_rules_at(rules, i)->has_step) scr.cache_keep = 2;
+    if (!scr_preload_rules_at(rules, i)->has_step && !scr_preload_rules_at(rules, i)->has_rank) scr.cache_keep = 2;
   /* the restored dataset is visible at once; it is read through the view */
   int have = 0;
   char name[SCR_MAX_FILENAME];
