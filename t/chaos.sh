@@ -193,17 +193,18 @@ chaos_pick_kill() {
   if [ "$REPLY" -lt 10 ] && [ "$cs_runs" -gt 1 ]; then REPLY=none; return; fi
   if [ "$REPLY" -lt 35 ]; then chaos_rand "$chaos_timed_max"; REPLY=timed:$((REPLY + 200)); return; fi
   # a fault point: rebuild only where a lost node is to be rebuilt, flush
-  # only where there are flushes
+  # only where there are flushes (and then as often as the others: both
+  # are rare moments, which timed kills seldom hit)
   while :; do
-    chaos_rand 11
+    chaos_rand 13
     case $REPLY in
       0|1) cpk_where=open cpk_n=$(( cpk_left * $(chaos_opens "$chaos_idiom") )) ;;
       2|3) cpk_where=close cpk_n=$(( cpk_left * $(chaos_opens "$chaos_idiom") )) ;;
       4|5|6) cpk_where=complete cpk_n=$cpk_left ;;
       7|8) cpk_where=encode cpk_n=$cpk_left ;;
-      9) [ "$chaos_flush" -gt 0 ] || continue
+      9|10) [ "$chaos_flush" -gt 0 ] || continue
          cpk_where=flush cpk_n=$(( (cpk_left + chaos_flush - 1) / chaos_flush )) ;;
-      10) [ "$cs_lost" = 1 ] || continue
+      11|12) [ "$cs_lost" = 1 ] || continue
           cpk_where=rebuild cpk_n=1 ;;
     esac
     break
