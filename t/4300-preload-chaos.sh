@@ -74,6 +74,7 @@ if [ -n "${SCR_CHAOS_ONLY:-}" ]; then
   IFS=: read -r only_idiom only_seed only_flush <<EOF
 $SCR_CHAOS_ONLY
 EOF
+  seed=$only_seed
   scenario "$only_idiom" "$only_seed" "${only_flush:-0}"
 else
   # rounds of the idioms: two in the short mode, as many as the kills take
