@@ -1,5 +1,5 @@
-/* scr_preload_desc.c - the descriptor wrappers: close, fclose, dup, dup2, dup3,
- * fcntl. They keep the marks of tracked files; any other descriptor costs a load. */
+/* scr_preload_desc.c - the descriptor wrappers: close, close_range, closefrom, fclose,
+ * dup, dup2, dup3, fcntl. They keep the marks of tracked files; any other descriptor costs a load. */
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +10,17 @@
 #include <unistd.h>
 #include "scr_preload_wrap.h"
 
+/* glibc 2.34 declares both; older headers do not, and the flags come from
+ * the kernel's <linux/close_range.h> */
+int close_range(unsigned int first, unsigned int last, int flags);
+void closefrom(int lowfd);
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
 SCR_PRELOAD_WRAPPER int close(int fd)
 {
   if (__builtin_expect(!scr_preload_fd_mark(fd), 1)) {
@@ -17,6 +28,92 @@ SCR_PRELOAD_WRAPPER int close(int fd)
     return real ? real(fd) : (int) syscall(SYS_close, fd);
   }
   return scr_preload_wrap_close(fd);
+}
+
+/* A range of descriptors closed at once (Python's os.closerange, glibc's
+ * closefrom, a child about to exec). Each tracked one ends as at its close:
+ * a file whose last descriptor was in the range is closed for the engine,
+ * after the real call, in the order of the numbers. Unmarked first, as
+ * close does, so that a number the real call frees and another thread's
+ * open takes keeps its new mark; with CLOSE_RANGE_UNSHARE afterwards
+ * instead, since the call may fail (ENOMEM) having closed nothing, and the
+ * numbers it closes are then this thread's alone (no other thread can take
+ * them). A failure of the call with flags 0 and a valid range can only be
+ * ENOSYS (a kernel before 5.9, or a seccomp filter), which is asked once. */
+static int desc_range_real(unsigned int first, unsigned int last, int flags)
+{
+  int (*real)(unsigned int, unsigned int, int) = SCR_REAL(close_range);
+  if (real) return real(first, last, flags);
+#ifdef SYS_close_range
+  return (int) syscall(SYS_close_range, first, last, flags);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+static int desc_range_works(void)
+{
+  static int works = 0; /* 1 yes, -1 no, 0 not asked */
+  int known = __atomic_load_n(&works, __ATOMIC_RELAXED);
+  if (known) return known > 0;
+  int saved_errno = errno;
+  /* closes nothing: no descriptor has that number */
+  known = desc_range_real(~0U, ~0U, 0) == 0 ? 1 : -1;
+  errno = saved_errno;
+  __atomic_store_n(&works, known, __ATOMIC_RELAXED);
+  return known > 0;
+}
+
+/* the engine told of each file whose last descriptor was in the range */
+static void desc_range_ended(scr_preload_fd_list* ended)
+{
+  int saved_errno = errno, fd;
+  scr_preload_fd_file last;
+  while (scr_preload_fd_next(ended, &fd, &last)) scr_preload_wrap_closed(fd, &last, 0, 1);
+  errno = saved_errno;
+}
+
+static SCR_PRELOAD_COLD int desc_close_range(unsigned int first, unsigned int last, int flags)
+{
+  scr_preload_fd_list ended = { 0, 0 };
+  int unshare = (flags & CLOSE_RANGE_UNSHARE) != 0;
+  /* what the kernel refuses closes nothing (EINVAL) */
+  if (first > last || (flags & ~(int) (CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) || (!unshare && !desc_range_works()))
+    return desc_range_real(first, last, flags);
+  if (!unshare) scr_preload_fd_release_range(first, last, &ended);
+  int rc = desc_range_real(first, last, flags);
+  if (unshare && rc == 0) scr_preload_fd_release_range(first, last, &ended);
+  desc_range_ended(&ended);
+  return rc;
+}
+
+SCR_PRELOAD_WRAPPER int close_range(unsigned int first, unsigned int last, int flags)
+{
+  /* CLOSE_RANGE_CLOEXEC marks the descriptors close-on-exec, closing none */
+  if (__builtin_expect(!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE), 1) ||
+      (flags & (int) CLOSE_RANGE_CLOEXEC))
+    return desc_range_real(first, last, flags);
+  return desc_close_range(first, last, flags);
+}
+
+/* glibc's closefrom closes through its own close_range (or, where the kernel
+ * lacks it, its own closes), never through our symbols; it cannot fail
+ * (it aborts the process first) */
+SCR_PRELOAD_WRAPPER void closefrom(int lowfd)
+{
+  void (*real)(int) = SCR_REAL(closefrom);
+  scr_preload_fd_list ended = { 0, 0 };
+  int active = __atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(active, 0)) scr_preload_fd_release_range(lowfd < 0 ? 0 : (unsigned int) lowfd, ~0U, &ended);
+  if (real) {
+    real(lowfd);
+  } else {
+    int saved_errno = errno;
+    desc_range_real(lowfd < 0 ? 0 : (unsigned int) lowfd, ~0U, 0);
+    errno = saved_errno;
+  }
+  if (__builtin_expect(active, 0)) desc_range_ended(&ended);
 }
 
 SCR_PRELOAD_WRAPPER int fclose(FILE* stream)

@@ -151,12 +151,15 @@ SCR_PRELOAD_WRAPPER DIR* fdopendir(int fd)
 }
 
 /* the next entry of a stream: the engine's when the stream is tracked and
- * it answers, else the real readdir64 (is64) or readdir */
+ * it answers, else the real readdir64 (is64) or readdir. A stream of the
+ * library's own is never the engine's listing (a mark on its number is
+ * stale), and the engine may hold its lock on this thread */
 static struct dirent64* dir_read(DIR* stream, int is64)
 {
   int fd = dir_fd(stream);
   scr_preload_fd_file file;
-  if (scr_preload_fd_mark(fd) && (is64 || DIR_SAME_LAYOUT) && scr_preload_fd_lookup(fd, &file) &&
+  if (scr_preload_fd_mark(fd) && (is64 || DIR_SAME_LAYOUT) && !scr_preload_real_is_internal() &&
+      scr_preload_fd_lookup(fd, &file) &&
       file.kind == SCR_PRELOAD_FD_DIR && file.hooked) {
     int saved_errno = errno, handled = SCR_PRELOAD_PASS;
     struct dirent64* entry;
@@ -205,7 +208,8 @@ SCR_PRELOAD_WRAPPER void rewinddir(DIR* stream)
       !scr_preload_fd_mark(fd = dir_fd(stream)))
     return;
   scr_preload_fd_file file;
-  if (scr_preload_fd_lookup(fd, &file) && file.kind == SCR_PRELOAD_FD_DIR && file.hooked) {
+  if (!scr_preload_real_is_internal() && scr_preload_fd_lookup(fd, &file) && file.kind == SCR_PRELOAD_FD_DIR &&
+      file.hooked) {
     int saved_errno = errno;
     scr_preload_hook_rewinddir(stream, file.cookie);
     errno = saved_errno;
@@ -228,8 +232,9 @@ SCR_PRELOAD_WRAPPER int closedir(DIR* stream)
   int is_last = scr_preload_fd_release(fd, &last);
   int rc = 0, handled = SCR_PRELOAD_PASS;
   int saved_errno = errno;
-  /* a stream's end for the engine, whether or not its descriptor was dup'd */
-  if (tracked && file.kind == SCR_PRELOAD_FD_DIR && file.hooked)
+  /* a stream's end for the engine, whether or not its descriptor was dup'd;
+   * not the library's own (see dir_read), whose listing state is lost */
+  if (tracked && file.kind == SCR_PRELOAD_FD_DIR && file.hooked && !scr_preload_real_is_internal())
     SCR_PRELOAD_HOOK_CALL(rc, scr_preload_hook_closedir(stream, file.cookie, &handled));
   if (handled == SCR_PRELOAD_HANDLED) {
     SCR_PRELOAD_ERRNO_KEEP(saved_errno, rc == -1);

@@ -26,6 +26,7 @@
 #include "scr_restart.h"
 #include "scr_preload_engine.h"
 #include "scr_preload_engine_impl.h"
+#include "scr_preload_real.h"
 #include "scr_preload_state.h"
 
 pthread_mutex_t scr_engine_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -668,6 +669,9 @@ static int engine_init(void)
   for (int i = 0; i < scr_preload_rules_count(rules); i++)
     if (scr_preload_rules_at(rules, i)->boundary == SCR_PRELOAD_BOUNDARY_BARRIER) engine.barrier_rules = 1;
 
+  /* the cache's reaper deletes while SCR_Finalize, under the engine's lock,
+   * waits for it: none of its calls may reach the engine */
+  scr.thread_start = scr_preload_real_own_thread;
   if (SCR_Init() != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) {
     SCR_Finalize();

@@ -11,14 +11,15 @@
 #include "scr_preload_fd.h"
 
 /* a table covers at most this many descriptors: the hard limit is often
- * 2^20 or unlimited, and the reservation grows with it (36 bytes a descriptor,
+ * 2^20 or unlimited, and the reservation grows with it (44 bytes a descriptor,
  * only touched where descriptors are used) */
 #define FD_CAPACITY_MAX (1 << 20)
 #define FD_CAPACITY_MIN 1024
 
 typedef struct {
-  int refs;                  /* descriptors marked with this record; 0 when free */
-  uint32_t next_free;        /* free list link, record number + 1 */
+  int refs;                  /* descriptors marked with this record; 0 when free or on a list */
+  uint32_t next_free;        /* free list or scr_preload_fd_list link, record number + 1 */
+  int ended_fd;              /* on a list: the descriptor that was its last */
   scr_preload_fd_file file;
 } fd_record;
 
@@ -31,7 +32,12 @@ static pid_t fd_owner = 0;
 static fd_record* fd_records = NULL;
 static uint32_t fd_free = 0;        /* head of the free list, record number + 1 */
 static uint32_t fd_unused = 0;      /* records [fd_unused, capacity) were never used */
-static int fd_files = 0;            /* records in use */
+static int fd_files = 0;            /* records in use by descriptors */
+/* the highest descriptor ever marked: close_range and closefrom look no
+ * further, whatever range they were given */
+static int fd_high = -1;
+static scr_preload_fd_list fd_deferred = { 0, 0 };
+int scr_preload_fd_deferred_count = 0;
 static size_t fd_marks_bytes = 0, fd_records_bytes = 0;
 
 static void* fd_reserve(size_t bytes)
@@ -67,6 +73,7 @@ static int fd_init_locked(void)
   fd_free = 0;
   fd_unused = 0;
   fd_files = 0;
+  fd_high = -1;
   scr_preload_hot.fd_marks = marks;
   scr_preload_hot.fd_capacity = (int) n;
   fd_owner = getpid();
@@ -109,16 +116,82 @@ int scr_preload_fd_init(void)
   return rc;
 }
 
-/* one descriptor less for record id (number + 1); 1 when it was the last */
-static int fd_drop_locked(uint32_t id, scr_preload_fd_file* last)
+/* a free record's number + 1, counted as a file; 0 when every record is
+ * taken (as many as descriptors, plus those on lists: only a flood of
+ * deferred ones could exhaust them) */
+static uint32_t fd_alloc_locked(void)
 {
-  fd_record* r = &fd_records[id - 1];
-  if (--r->refs > 0) return 0;
-  if (last) *last = r->file;
-  r->next_free = fd_free;
+  uint32_t id;
+  if (fd_free) {
+    id = fd_free;
+    fd_free = fd_records[id - 1].next_free;
+  } else if (fd_unused < (uint32_t) scr_preload_hot.fd_capacity) {
+    id = ++fd_unused;
+  } else {
+    return 0;
+  }
+  fd_files++;
+  return id;
+}
+
+static void fd_free_locked(uint32_t id)
+{
+  fd_records[id - 1].next_free = fd_free;
   fd_free = id;
+}
+
+/* one descriptor less for record id (number + 1); 1 when it was the last,
+ * the record then no longer a file but not freed yet */
+static int fd_unref_locked(uint32_t id)
+{
+  if (--fd_records[id - 1].refs > 0) return 0;
   fd_files--;
   return 1;
+}
+
+/* the same, the record freed and copied into *last when it was the last */
+static int fd_drop_locked(uint32_t id, scr_preload_fd_file* last)
+{
+  if (!fd_unref_locked(id)) return 0;
+  if (last) *last = fd_records[id - 1].file;
+  fd_free_locked(id);
+  return 1;
+}
+
+static void fd_append_locked(scr_preload_fd_list* list, uint32_t id, int fd)
+{
+  fd_record* r = &fd_records[id - 1];
+  r->ended_fd = fd;
+  r->next_free = 0;
+  if (list->tail) fd_records[list->tail - 1].next_free = id;
+  else list->head = id;
+  list->tail = id;
+}
+
+static int fd_take_locked(scr_preload_fd_list* list, int* fd, scr_preload_fd_file* file)
+{
+  uint32_t id = list->head;
+  if (!id) return 0;
+  fd_record* r = &fd_records[id - 1];
+  list->head = r->next_free;
+  if (!list->head) list->tail = 0;
+  *fd = r->ended_fd;
+  *file = r->file;
+  fd_free_locked(id);
+  return 1;
+}
+
+/* record id, no longer a file, whose end the engine must still hear of:
+ * onto the deferred list; a record the engine never heard of is freed */
+static void fd_defer_locked(uint32_t id, int fd)
+{
+  const scr_preload_fd_file* f = &fd_records[id - 1].file;
+  if (f->kind != SCR_PRELOAD_FD_FILE || !f->hooked) {
+    fd_free_locked(id);
+    return;
+  }
+  fd_append_locked(&fd_deferred, id, fd);
+  __atomic_store_n(&scr_preload_fd_deferred_count, scr_preload_fd_deferred_count + 1, __ATOMIC_RELAXED);
 }
 
 int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
@@ -130,25 +203,22 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
   if (fd_init_locked() == 0 && fd >= 0 && fd < scr_preload_hot.fd_capacity && fd_owned()) {
     /* a descriptor is never shared by two records: a mark still here means
      * the previous file's descriptor was closed behind our back (a raw
-     * system call); that record can only lose it */
+     * system call); that record can only lose it, and the engine hears of
+     * its end later */
     uint32_t stale = scr_preload_hot.fd_marks[fd];
-    if (stale) fd_drop_locked(stale, NULL);
-    uint32_t id;
-    if (fd_free) {
-      id = fd_free;
-      fd_free = fd_records[id - 1].next_free;
-    } else {
-      id = ++fd_unused;   /* cannot run out: there are as many records as descriptors */
-    }
-    fd_record* r = &fd_records[id - 1];
-    r->refs = 1;
-    r->next_free = 0;
-    r->file = *file;
-    fd_files++;
+    if (stale && fd_unref_locked(stale)) fd_defer_locked(stale, fd);
+    uint32_t id = fd_alloc_locked();
     __atomic_store_n(&scr_preload_hot.fd_marks[fd], id, __ATOMIC_RELAXED);
-    /* release: a reader that sees active also sees the table pointers */
-    __atomic_store_n(&scr_preload_hot.fd_active, 1, __ATOMIC_RELEASE);
-    rc = 0;
+    if (id) {
+      fd_record* r = &fd_records[id - 1];
+      r->refs = 1;
+      r->next_free = 0;
+      r->file = *file;
+      if (fd > fd_high) fd_high = fd;
+      /* release: a reader that sees active also sees the table pointers */
+      __atomic_store_n(&scr_preload_hot.fd_active, 1, __ATOMIC_RELEASE);
+      rc = 0;
+    }
   }
   fd_lock_give(&saved);
   errno = saved_errno;
@@ -194,10 +264,62 @@ int scr_preload_fd_share(int oldfd, int newfd, scr_preload_fd_file* last)
     uint32_t previous = scr_preload_hot.fd_marks[newfd];
     if (id != previous) {
       if (id) fd_records[id - 1].refs++;
+      if (id && newfd > fd_high) fd_high = newfd;
       __atomic_store_n(&scr_preload_hot.fd_marks[newfd], id, __ATOMIC_RELAXED);
       if (previous) rc = fd_drop_locked(previous, last);
     }
   }
+  fd_lock_give(&saved);
+  return rc;
+}
+
+void scr_preload_fd_release_range(unsigned int first, unsigned int last, scr_preload_fd_list* ended)
+{
+  sigset_t saved;
+  fd_lock_take(&saved);
+  if (scr_preload_hot.fd_marks && fd_owned() && fd_high >= 0 && first <= (unsigned int) fd_high) {
+    unsigned int end = last < (unsigned int) fd_high ? last : (unsigned int) fd_high;
+    for (unsigned int fd = first; fd <= end; fd++) {
+      uint32_t id = scr_preload_hot.fd_marks[fd];
+      if (!id) continue;
+      __atomic_store_n(&scr_preload_hot.fd_marks[fd], 0, __ATOMIC_RELAXED);
+      if (fd_unref_locked(id)) fd_append_locked(ended, id, (int) fd);
+    }
+  }
+  fd_lock_give(&saved);
+}
+
+int scr_preload_fd_next(scr_preload_fd_list* list, int* fd, scr_preload_fd_file* file)
+{
+  if (!list->head) return 0;
+  sigset_t saved;
+  fd_lock_take(&saved);
+  int rc = fd_take_locked(list, fd, file);
+  fd_lock_give(&saved);
+  return rc;
+}
+
+void scr_preload_fd_defer(int fd, const scr_preload_fd_file* file)
+{
+  sigset_t saved;
+  fd_lock_take(&saved);
+  uint32_t id = scr_preload_hot.fd_marks && fd_owned() ? fd_alloc_locked() : 0;
+  if (id) {
+    fd_files--;   /* not a file of any descriptor */
+    fd_records[id - 1].refs = 0;
+    fd_records[id - 1].file = *file;
+    fd_defer_locked(id, fd);
+  }
+  fd_lock_give(&saved);
+}
+
+int scr_preload_fd_next_deferred(int* fd, scr_preload_fd_file* file)
+{
+  if (!scr_preload_fd_any_deferred()) return 0;
+  sigset_t saved;
+  fd_lock_take(&saved);
+  int rc = fd_owned() && fd_take_locked(&fd_deferred, fd, file);
+  if (rc) __atomic_store_n(&scr_preload_fd_deferred_count, scr_preload_fd_deferred_count - 1, __ATOMIC_RELAXED);
   fd_lock_give(&saved);
   return rc;
 }
@@ -243,5 +365,8 @@ void scr_preload_fd_atfork_child(void)
   fd_free = 0;
   fd_unused = 0;
   fd_files = 0;
+  fd_high = -1;
+  fd_deferred.head = fd_deferred.tail = 0;
+  __atomic_store_n(&scr_preload_fd_deferred_count, 0, __ATOMIC_RELAXED);
   pthread_mutex_init(&fd_lock, NULL);
 }

@@ -16,7 +16,11 @@
  * rule set's prefix check, never on the zero-cost path. Opens also passed
  * the rule's CALLER= check. Hooks run inside the library's guard
  * (scr_preload_real_enter), so every file call they make goes straight to
- * libc; they may be called from many threads at once.
+ * libc; they may be called from many threads at once. No hook is called
+ * while the guard is up on the calling thread (the engine may hold its lock
+ * there): the one event that cannot wait for another time, a tracked file's
+ * last descriptor ending inside the guard, reaches scr_preload_hook_close at
+ * the next hook call the application makes, just before or after it.
  *
  * *handled is SCR_PRELOAD_PASS on entry. The hook answers with one of:
  *   SCR_PRELOAD_PASS      the wrapper makes the real call with the

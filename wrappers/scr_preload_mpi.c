@@ -16,6 +16,7 @@
 #include "scr_preload_real.h"
 #include "scr_preload_rules.h"
 #include "scr_preload_state.h"
+#include "scr_preload_wrap.h"
 
 /* The engine module links the MPI library, which this one must not: an
  * unrelated process that inherits LD_PRELOAD would otherwise load MPI. It
@@ -135,6 +136,9 @@ static void mpi_start_engine(void)
 
 static void mpi_stop_engine(void)
 {
+  /* files whose end the engine has not heard of yet are closed files of
+   * the datasets it completes now */
+  scr_preload_wrap_deliver();
   pthread_mutex_lock(&mpi_lock);
   const struct scr_preload_engine* engine = mpi_engine;
   mpi_engine = NULL;
@@ -189,11 +193,13 @@ static int mpi_barrier_engine(MPI_Comm comm)
 {
   const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
   if (!engine) return 0;
+  scr_preload_wrap_deliver();
   scr_preload_real_enter();
   int saved_errno = errno;
   int synchronized = engine->barrier(comm);
   errno = saved_errno;
   scr_preload_real_leave();
+  scr_preload_wrap_deliver();
   return synchronized;
 }
 

@@ -74,6 +74,11 @@ int scr_preload_real_resolve(int index)
   return 1;
 }
 
+void scr_preload_real_own_thread(void)
+{
+  scr_preload_real_enter();
+}
+
 void scr_preload_real_resolve_all(void)
 {
   for (int i = 0; i < SCR_PRELOAD_REAL_COUNT; i++) scr_preload_real_resolve(i);

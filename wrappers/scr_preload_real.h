@@ -64,6 +64,9 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   /* keeping the dataset's file list exact */ \
   X(close, "close", NULL, int, (int)) \
   X(fclose, "fclose", SCR_PRELOAD_LIBIO_VERSION, int, (FILE*)) \
+  /* glibc 2.34; closefrom does not go through the close_range symbol */ \
+  X(close_range, "close_range", NULL, int, (unsigned int, unsigned int, int)) \
+  X(closefrom, "closefrom", NULL, void, (int)) \
   X(rename, "rename", NULL, int, (const char*, const char*)) \
   X(renameat, "renameat", NULL, int, (int, const char*, int, const char*)) \
   X(renameat2, "renameat2", NULL, int, (int, const char*, int, const char*, unsigned int)) \
@@ -209,11 +212,21 @@ void* scr_preload_real_address(int index);
 
 /* Guard around the library's own I/O: while a thread is inside, the wrappers
  * pass every call straight to the real function, so that the cache, the
- * configuration and the log never re-enter the routing logic. Nests. */
+ * configuration and the log never re-enter the routing logic, and never call
+ * the engine, which may hold its lock on this very thread (the descriptor
+ * table still follows what such calls do to tracked numbers). Nests. */
 extern __thread int scr_preload_real_internal_depth __attribute__((tls_model("initial-exec")));
 static inline void scr_preload_real_enter(void) { scr_preload_real_internal_depth++; }
 static inline void scr_preload_real_leave(void) { scr_preload_real_internal_depth--; }
 static inline int scr_preload_real_is_internal(void) { return scr_preload_real_internal_depth > 0; }
+
+#ifndef SCR_PRELOAD_API
+#define SCR_PRELOAD_API __attribute__((visibility("default")))
+#endif
+/* the calling thread is inside the guard for the rest of its life: for the
+ * threads the library starts (the cache's reaper), whose every call is the
+ * library's own; given to libscr as scr.thread_start */
+SCR_PRELOAD_API void scr_preload_real_own_thread(void);
 
 /* this thread's errno, found once: errno is a call into libc
  * (__errno_location) that the pass-through path of the stat wrappers,

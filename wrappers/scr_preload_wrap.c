@@ -262,6 +262,11 @@ int scr_preload_wrap_closed(int fd, const scr_preload_fd_file* last, int rc, int
 {
   if (last->kind != SCR_PRELOAD_FD_FILE || !last->hooked) return rc;
   int saved_errno = errno;
+  if (scr_preload_real_is_internal()) {
+    scr_preload_fd_defer(fd, last);
+    errno = saved_errno;
+    return rc;
+  }
   int handled = SCR_PRELOAD_PASS, result;
   SCR_PRELOAD_HOOK_CALL(result, scr_preload_hook_close(fd, last->cookie, rc, &handled));
   if (handled != SCR_PRELOAD_HANDLED || is_dup) {
@@ -270,6 +275,20 @@ int scr_preload_wrap_closed(int fd, const scr_preload_fd_file* last, int rc, int
   }
   SCR_PRELOAD_ERRNO_KEEP(saved_errno, result == -1);
   return result;
+}
+
+void scr_preload_wrap_deliver_deferred(void)
+{
+  if (scr_preload_real_is_internal()) return;
+  int saved_errno = errno, fd;
+  scr_preload_fd_file file;
+  while (scr_preload_fd_next_deferred(&fd, &file)) {
+    int handled = SCR_PRELOAD_PASS;
+    scr_preload_real_enter();
+    scr_preload_hook_close(fd, file.cookie, 0, &handled);
+    scr_preload_real_leave();
+  }
+  errno = saved_errno;
 }
 
 int scr_preload_wrap_close(int fd)

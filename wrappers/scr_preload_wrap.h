@@ -262,9 +262,27 @@ static inline int scr_preload_needs_mode(int flags)
 #endif
 }
 
-/* call a hook inside the library guard: HOOK_CALL(result, hook(args...)) */
+/* call a hook inside the library guard: HOOK_CALL(result, hook(args...)).
+ * Only from the application's own calls (never while the guard is up: the
+ * engine, which holds its lock, would wait for it), so this is where the
+ * engine hears of files whose end was deferred, before and after the hook */
 #define SCR_PRELOAD_HOOK_CALL(result, call) \
-  do { scr_preload_real_enter(); (result) = (call); scr_preload_real_leave(); } while (0)
+  do { \
+    scr_preload_wrap_deliver(); \
+    scr_preload_real_enter(); \
+    (result) = (call); \
+    scr_preload_real_leave(); \
+    scr_preload_wrap_deliver(); \
+  } while (0)
+
+/* the engine told of every file whose last descriptor ended while it could
+ * not be (scr_preload_fd_defer), unless this thread is inside the library:
+ * one load when none waits. Keeps errno. */
+void scr_preload_wrap_deliver_deferred(void);
+static inline void scr_preload_wrap_deliver(void)
+{
+  if (__builtin_expect(scr_preload_fd_any_deferred(), 0)) scr_preload_wrap_deliver_deferred();
+}
 
 /* an open of a matching path gave fd: track it; warns (once) when the
  * descriptor lies beyond the table */
@@ -272,7 +290,12 @@ void scr_preload_wrap_track(int fd, int kind, const scr_preload_target* t, int h
 
 /* after the real close of a descriptor whose record just lost its last
  * descriptor: tell the engine (when it was told of the open) and return the
- * result the application sees; rc and errno are those of the close */
+ * result the application sees; rc and errno are those of the close. From
+ * inside the library (an engine file that got the number of a descriptor
+ * closed behind every wrapper, a signal handler that interrupted the
+ * library) the engine is not called, which could wait for the lock its own
+ * thread holds: the file is deferred (scr_preload_fd_defer), and the engine
+ * hears of it at the next hook the application's calls reach. */
 int scr_preload_wrap_closed(int fd, const scr_preload_fd_file* last, int rc, int is_dup);
 
 /* close a marked descriptor through the bookkeeping: unmark, the real close,

@@ -209,6 +209,7 @@ static void scr_cache_empty_trash(const char* trash)
 static void* scr_cache_reaper_main(void* arg)
 {
   char* trash = arg;
+  if (scr.thread_start) scr.thread_start();
   pthread_mutex_lock(&scr_reaper_lock);
   for (;;) {
     while (!scr_reaper_pending && !scr_reaper_stop)

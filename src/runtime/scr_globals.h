@@ -66,6 +66,11 @@ struct scr_state {
   char* output_name;
   double output_start_time;
 
+  /* set before SCR_Init by whoever embeds the library, called first on every
+   * thread the library starts (the cache's reaper): the preload engine makes
+   * such a thread's file calls its own, which its wrappers pass to libc */
+  void (*thread_start)(void);
+
   /* set before SCR_Init by scr_scavenge: restart from the newest checkpoint
    * in cache whatever SCR_CURRENT says (it would drop the later ones) */
   int restart_newest;

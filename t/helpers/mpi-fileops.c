@@ -119,6 +119,23 @@
  *   map      the first half of mmap: the mapping stays, its descriptor is
  *            closed; mstore stores "rank R\n" through it and msyncs, unmap
  *            munmaps it (PATH ignored by both)
+ *   closerange open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
+ *            a second descriptor of it just above (fcntl F_DUPFD), then both
+ *            closed by one close_range(first, second, 0), as Python's
+ *            os.closerange does (two calls when the copy is not next to it)
+ *   closefrom the same file, written the same, closed by closefrom(fd) with
+ *            its descriptor first moved above every other (F_DUPFD 900 and
+ *            close): every descriptor from there up goes
+ *   cloexec  the same file, written the same, then close_range(fd, fd,
+ *            CLOSE_RANGE_CLOEXEC), which closes nothing; "more\n" written
+ *            through it, close
+ *   unshare  the same file, written the same, closed by close_range(fd, fd,
+ *            CLOSE_RANGE_UNSHARE) (the program has one thread: it closes)
+ *   dup2over the same file, written the same, then dup2 of a descriptor of
+ *            /dev/null onto it (which closes the file), and both closed
+ *   rawclose the same file, written the same, closed by syscall(SYS_close):
+ *            around every wrapper, so that the next descriptor anyone
+ *            opens, the preload's own included, gets its number
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -140,8 +157,15 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/time.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
 
 /* the contents of the directory open as fd, then nothing else */
 static int remove_below(int fd)
@@ -461,7 +485,8 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
-           MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, OPS };
+           MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
+           RAWCLOSE, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -471,7 +496,8 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
-                                           "mpiio", "mpiiocrash", "sigckpt", "die", "inodes" };
+                                           "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
+                                           "closefrom", "cloexec", "unshare", "dup2over", "rawclose" };
 
 /* sigckpt: the handler's files, named from sig_base */
 static char sig_base[256];
@@ -690,6 +716,49 @@ static int tell_append(const char* spec, char* detail, size_t size)
   return (int) before;
 }
 
+/* PATH created and "rank R\n" written, then its descriptor ended by `how`
+ * (CLOSERANGE...RAWCLOSE) instead of close */
+static int write_then_end(const char* path, int rank, int how)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return -1;
+  char text[32];
+  int n = snprintf(text, sizeof(text), "rank %d\n", rank);
+  int rc = write(fd, text, (size_t) n) == n ? 0 : -1, saved;
+  switch (how) {
+  case CLOSERANGE: {
+    int copy = fcntl(fd, F_DUPFD, fd + 1);
+    if (copy < 0) return -1;
+    /* never a descriptor of someone else's in the range (MPI's) */
+    if (copy == fd + 1) return close_range((unsigned) fd, (unsigned) copy, 0) != 0 ? -1 : rc;
+    return close_range((unsigned) fd, (unsigned) fd, 0) != 0 || close_range((unsigned) copy, (unsigned) copy, 0) != 0
+               ? -1 : rc;
+  }
+  case CLOSEFROM: {
+    int high = fcntl(fd, F_DUPFD, 900);
+    if (high < 0 || close(fd) != 0) return -1;
+    closefrom(high);
+    /* closefrom returns nothing: the descriptor must be gone */
+    return fcntl(high, F_GETFD) == -1 && errno == EBADF ? rc : -1;
+  }
+  case CLOEXEC:
+    if (close_range((unsigned) fd, (unsigned) fd, CLOSE_RANGE_CLOEXEC) != 0) return -1;
+    if (fcntl(fd, F_GETFD) != FD_CLOEXEC || write(fd, "more\n", 5) != 5) rc = -1;
+    return close(fd) != 0 ? -1 : rc;
+  case UNSHARE: return close_range((unsigned) fd, (unsigned) fd, CLOSE_RANGE_UNSHARE) != 0 ? -1 : rc;
+  case DUP2OVER: {
+    int null = open("/dev/null", O_RDONLY);
+    if (null < 0 || dup2(null, fd) != fd) return -1;
+    saved = close(null);
+    return close(fd) != 0 || saved != 0 ? -1 : rc;
+  }
+  case RAWCLOSE:
+    return syscall(SYS_close, fd) != 0 ? -1 : rc;
+  }
+  errno = EINVAL;
+  return -1;
+}
+
 /* the descriptor of hold, for append and release */
 static int held = -1;
 
@@ -846,6 +915,12 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error);
     return rc == MPI_SUCCESS ? 0 : error;
   }
+  case CLOSERANGE:
+  case CLOSEFROM:
+  case CLOEXEC:
+  case UNSHARE:
+  case DUP2OVER:
+  case RAWCLOSE: return write_then_end(path, rank, kind);
   case CRASH:
   case CRASHRW: {
     int fd = open(path, O_RDWR);

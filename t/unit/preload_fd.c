@@ -60,15 +60,56 @@ static void test_records(void)
   is_int(scr_preload_fd_release(20, &last), 1, "the file's last descriptor");
 
   /* a descriptor closed behind the wrappers' back and opened again */
+  int fd = -1;
   scr_preload_fd_track(40, &f);
   scr_preload_fd_track(40, &g);
   is_int(scr_preload_fd_count_files(), 1, "a stale mark is dropped when its number is tracked again");
+  ok(scr_preload_fd_any_deferred(), "... and its file waits to be told closed");
+  ok(scr_preload_fd_next_deferred(&fd, &last) && fd == 40 && last.cookie == &cookie, "... the old file, at 40");
+  ok(!scr_preload_fd_any_deferred() && !scr_preload_fd_next_deferred(&fd, &last), "... once");
   is_int(scr_preload_fd_release(40, &last), 1, "the new record is the one left");
   ok(last.cookie == &other, "... the new file's");
 
   is_int(scr_preload_fd_track(scr_preload_hot.fd_capacity, &f), -1, "a descriptor beyond the table is not tracked");
   is_int(scr_preload_fd_track(-1, &f), -1, "nor a negative one");
   ok(scr_preload_fd_mark(-1) == 0 && scr_preload_fd_mark(scr_preload_hot.fd_capacity) == 0, "out-of-range marks read 0");
+}
+
+/* close_range and closefrom: every tracked descriptor in the range ends, the
+ * files whose last one it was come back in the order of the numbers */
+static void test_ranges(void)
+{
+  int a = 0, b = 0, c = 0, fd = -1;
+  scr_preload_fd_file fa = file_of(1, &a), fb = file_of(2, &b), fc = file_of(3, &c), last;
+  scr_preload_fd_track(60, &fa);
+  scr_preload_fd_share(60, 70, &last);   /* a: 60 and 70 */
+  scr_preload_fd_track(62, &fb);         /* b: 62 only */
+  scr_preload_fd_track(65, &fc);
+  scr_preload_fd_share(65, 80, &last);   /* c: 65, and 80 outside the range */
+  scr_preload_fd_list ended = { 0, 0 };
+  scr_preload_fd_release_range(60, 75, &ended);
+  ok(!scr_preload_fd_mark(60) && !scr_preload_fd_mark(62) && !scr_preload_fd_mark(65) && !scr_preload_fd_mark(70),
+     "close_range 60..75 unmarks every descriptor in it");
+  ok(scr_preload_fd_mark(80) != 0, "... and none beyond");
+  ok(scr_preload_fd_next(&ended, &fd, &last) && fd == 62 && last.cookie == &b, "b ended, at 62");
+  ok(scr_preload_fd_next(&ended, &fd, &last) && fd == 70 && last.cookie == &a, "then a, at 70, its last");
+  ok(!scr_preload_fd_next(&ended, &fd, &last), "c did not: its descriptor 80 is open");
+  is_int(scr_preload_fd_count_files(), 1, "one file left");
+
+  scr_preload_fd_release_range(81, 90, &ended);
+  ok(!ended.head && scr_preload_fd_mark(80) != 0, "a range of no tracked descriptor changes nothing");
+  scr_preload_fd_release_range(0, ~0U, &ended);
+  ok(scr_preload_fd_next(&ended, &fd, &last) && fd == 80 && last.cookie == &c, "closefrom(0): c at 80");
+  ok(!scr_preload_fd_next(&ended, &fd, &last), "... alone");
+  is_int(scr_preload_fd_count_files(), 0, "no file left");
+  is_int(scr_preload_fd_count_marked(), 0, "no mark left");
+
+  /* a last close that could not be told now */
+  scr_preload_fd_defer(61, &fb);
+  ok(scr_preload_fd_next_deferred(&fd, &last) && fd == 61 && last.cookie == &b, "a deferred file comes back once");
+  scr_preload_fd_file dir = { SCR_PRELOAD_FD_DIR, 0, 1, &a };
+  scr_preload_fd_defer(62, &dir);
+  ok(!scr_preload_fd_any_deferred(), "only files are deferred (a listing's end tells nothing)");
 }
 
 /* records are reused: many files opened and closed leave none behind */
@@ -104,23 +145,28 @@ static void test_fork(void)
 {
   scr_preload_fd_file f = file_of(0, NULL), last;
   scr_preload_fd_track(50, &f);
+  scr_preload_fd_defer(51, &f);
   fflush(stdout);
   pid_t child = fork();
   if (child == 0) {
     /* what pthread_atfork runs in the child */
     scr_preload_fd_atfork_child();
-    _exit(scr_preload_fd_mark(50) == 0 && scr_preload_fd_count_files() == 0 ? 0 : 1);
+    _exit(scr_preload_fd_mark(50) == 0 && scr_preload_fd_count_files() == 0 && !scr_preload_fd_any_deferred() ? 0
+                                                                                                              : 1);
   }
   int status = -1;
   waitpid(child, &status, 0);
   ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a forked child starts without marks");
   ok(scr_preload_fd_mark(50) != 0, "the parent keeps its own");
   is_int(scr_preload_fd_release(50, &last), 1, "and closes it as before");
+  int fd = -1;
+  ok(scr_preload_fd_next_deferred(&fd, &last) && fd == 51, "a deferred file stays the parent's");
 }
 
 int main(void)
 {
   test_records();
+  test_ranges();
   test_threads();
   test_fork();
   return tap_done();

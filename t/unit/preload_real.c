@@ -39,9 +39,16 @@ static void* thread_guard(void* arg)
   return (void*) (long) scr_preload_real_is_internal();
 }
 
+static void* thread_own(void* arg)
+{
+  (void) arg;
+  scr_preload_real_own_thread();
+  return (void*) (long) scr_preload_real_is_internal();
+}
+
 static void test_table(void)
 {
-  is_int(SCR_PRELOAD_REAL_COUNT, 101, "the table declares every wrapped function");
+  is_int(SCR_PRELOAD_REAL_COUNT, 103, "the table declares every wrapped function");
   is_str(scr_preload_real_name(SCR_PRELOAD_REAL_INDEX_open), "open", "name column");
   is_str(scr_preload_real_symbol(SCR_PRELOAD_REAL_INDEX_MPI_Init), "PMPI_Init", "MPI entries use the profiling name");
   is_str(scr_preload_real_version(SCR_PRELOAD_REAL_INDEX_stat), "GLIBC_2.33", "stat asks for the 2.33 symbol");
@@ -93,6 +100,9 @@ static void test_guard(void)
   pthread_create(&thread, NULL, thread_guard, NULL);
   pthread_join(thread, &other);
   is_int((long) other, 0, "another thread is not inside this thread's guard");
+  pthread_create(&thread, NULL, thread_own, NULL);
+  pthread_join(thread, &other);
+  is_int((long) other, 1, "a thread the library starts is inside its own");
   scr_preload_real_leave();
   is_int(scr_preload_real_is_internal(), 0, "left the guard");
 }
