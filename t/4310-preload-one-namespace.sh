@@ -130,4 +130,23 @@ test_expect_success 'killed after other ranks began the next checkpoint, before 
   { test \"\$(grep -c ' ok\$' $TRASH/ev.again)\" = 16 || { show ev.again; false; }; }
 "
 
+test_expect_success 'restarted before the pointer moved, killed after the next checkpoint: the pointer still names a whole one' "
+  fresh \"\$h5_rules\" &&
+  ! pre pin.die mkdir@0:d \$(write_step 2) \$(write_step 4) mkdir@0:d/6 write:d/6/r%d.h5 die:- &&
+  ! pre pin.again mkdir@0:d/8 write:d/8/r%d.h5 die:- &&
+  expect_grep 'restarting from dataset 3 (d/6) in cache' pin.again.err &&
+  pre pin.last read@all:d/LATEST read@all:d/4/r%d.h5 &&
+  { test \"\$(grep -c ' ok\$' $TRASH/pin.last)\" = 16 || { show pin.last; false; }; }
+"
+
+test_expect_success 'the same with the pointer writer s node lost before the restart: its copy on the prefix pins it' "
+  fresh \"\$h5_rules\" &&
+  ! pre lost.die mkdir@0:d \$(write_step 2) \$(write_step 4) mkdir@0:d/6 write:d/6/r%d.h5 die:- &&
+  cluster_renew node0 &&
+  ! pre lost.again mkdir@0:d/8 write:d/8/r%d.h5 die:- &&
+  expect_grep 'restarting from dataset 3 (d/6) in cache' lost.again.err &&
+  pre lost.last read@all:d/LATEST read@all:d/4/r%d.h5 &&
+  { test \"\$(grep -c ' ok\$' $TRASH/lost.last)\" = 16 || { show lost.last; false; }; }
+"
+
 test_done

@@ -194,6 +194,9 @@ static void engine_complete(void)
                scr.output_name);
     scr_api_abandon_output();
   } else {
+    /* before the completion trims the cache: the pointer the program wrote
+     * since the last one names the checkpoint it was attached to */
+    scr_pointers_pin();
     done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
     /* every rank, done or not: a collective; a dataset that failed is not shown */
     scr_peers_gather(id);
@@ -285,51 +288,6 @@ struct scr_engine_file* scr_engine_file_new(int dataset, int attached, const cha
   return f;
 }
 
-/* a file without {step} written once the dataset completed (the pointer to the
- * newest checkpoint): kept with that dataset, outside its redundancy */
-static int engine_attach(const char* orig, const char* relpath, char* cache, size_t length)
-{
-  char* dir = scr_cache_dataset_dir(engine.done_id);
-  char* path = dir ? scr_path_join(dir, relpath) : NULL;
-  char* parent = path ? scr_path_dirname(path) : NULL;
-  int rc = parent && strlen(path) < length ? scr_io_mkdir_p(parent, 0700) : SCR_ERR_NOMEM;
-  if (rc == SCR_SUCCESS) {
-    scr_kvtree* mine = scr_kvtree_add_kv_int(scr_filemap_get_dataset(scr.filemap, engine.done_id), "RANK", scr.rank);
-    scr_kvtree* meta = scr_kvtree_add_kv(mine, "ATTACHED", path);
-    scr_kvtree_set_kv(meta, "ORIG", orig);
-    scr_kvtree_set_kv(meta, "RELPATH", relpath);
-    rc = scr_cache_save_filemap();
-    snprintf(cache, length, "%s", path);
-  }
-  free(parent);
-  free(path);
-  free(dir);
-  return rc;
-}
-
-/* the attached file is closed: record it, and keep a copy on the prefix
- * directory, where every rank and a later run find it even if this node is
- * lost; once the dataset is on the prefix directory, the file is too */
-void scr_engine_attach_done(const struct scr_engine_file* f)
-{
-  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, f->dataset);
-  scr_kvtree* meta = scr_kvtree_get(scr_kvtree_get(scr_kvtree_get_kv_int(dset, "RANK", scr.rank), "ATTACHED"),
-                                    f->cache);
-  uint32_t crc = 0;
-  uint64_t size = 0;
-  if (!meta || scr_io_crc32_file(f->cache, &crc, &size) != SCR_SUCCESS) return;
-  scr_kvtree_set_kv_uint64(meta, "SIZE", size);
-  scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
-  scr_cache_save_filemap();
-  char* store = scr_cache_attached_store(f->dataset, f->relpath);
-  if (!store || scr_io_copy_file(f->cache, store, 0700, NULL, NULL) != SCR_SUCCESS)
-    scr_err("cannot keep a copy of %s in %s: a restart on another node will not see it", f->orig,
-            store ? store : "the prefix directory");
-  free(store);
-  if (scr_flush_is_flushed(f->dataset) && scr_io_copy_file(f->cache, f->orig, 0755, NULL, NULL) != SCR_SUCCESS)
-    scr_err("cannot copy %s to the prefix directory: %s", f->orig, strerror(errno));
-}
-
 /* a new file for the dataset this target belongs to; returns the cache path
  * to open (in cache) and whether it is attached, or SCR_FAILURE to pass */
 int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath,
@@ -367,7 +325,7 @@ int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* ru
                      : "");
       }
       *attached = 1;
-      return engine_attach(t->path, relpath, cache, length);
+      return scr_pointers_attach(engine.done_id, t->path, relpath, cache, length);
     }
     char* name = scr_engine_dataset_name(t, relpath);
     if (!engine.active) {
@@ -382,7 +340,7 @@ int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* ru
   } else if (!engine.active && !rule->has_rank && engine.done_id >= 0 &&
              scr_filemap_get_dataset(scr.filemap, engine.done_id)) {
     *attached = 1;
-    return engine_attach(t->path, relpath, cache, length);
+    return scr_pointers_attach(engine.done_id, t->path, relpath, cache, length);
   } else if (!engine.active) {
     engine_begin(NULL, rule, -1);
   }
@@ -592,7 +550,7 @@ static int engine_close(int fd, void* file, int rc, int* handled)
   int saved_errno = errno;
   pthread_mutex_lock(&scr_engine_lock);
   if (f->attached) {
-    scr_engine_attach_done(f);
+    scr_pointers_closed(f);
   } else if (f->updating) {
     scr_engine_update_end(f);
   } else if (engine.active && f->dataset == scr.output_id && scr_preload_mpi_file_opening()) {
@@ -691,15 +649,6 @@ static int engine_init(void)
   scr_mirror_init();
   scr_share_clear();
   scr_peers_init();
-  /* A pointer file (a rule with neither {step} nor {rank}, attached to the
-   * newest complete dataset by the one rank that writes it) is written after
-   * the others may have begun the next checkpoint, which evicts: the
-   * checkpoint the pointer still names must outlive that, or a crash there
-   * leaves a pointer to files that are gone. So the two newest complete
-   * checkpoints stay. (A per-rank file without {step}, rewritten at every
-   * checkpoint, is the checkpoint itself: no pointer.) */
-  for (int i = 0; i < scr_preload_rules_count(rules); i++)
-    if (!scr_preload_rules_at(rules, i)->has_step && !scr_preload_rules_at(rules, i)->has_rank) scr.cache_keep = 2;
   /* the restored dataset is visible at once; it is read through the view */
   int have = 0;
   char name[SCR_MAX_FILENAME];
@@ -719,6 +668,7 @@ static int engine_init(void)
   pthread_mutex_lock(&scr_engine_lock);
   scr_engine_rename_recover();
   scr_peers_gather_cached();
+  scr_pointers_pin();
   pthread_mutex_unlock(&scr_engine_lock);
   scr_preload_hooks_virtual_directories(1);
   return SCR_SUCCESS;

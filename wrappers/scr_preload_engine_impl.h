@@ -73,8 +73,6 @@ int scr_engine_would_complete(const scr_preload_target* target);
  * whether it is attached; SCR_FAILURE to leave it to the file system */
 int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath, char* cache,
                          size_t length, int* attached);
-/* an attached file closed: recorded, and copied to the prefix directory */
-void scr_engine_attach_done(const struct scr_engine_file* f);
 /* 1 when dataset is the one this rank is writing */
 int scr_engine_writing(int dataset);
 /* a file routed by scr_engine_route_new came in whole (renamed from a name no
@@ -97,6 +95,19 @@ void scr_engine_index_file_deleted(const scr_preload_target* target);
  * index entry named after its step that lists it (a flushed checkpoint the
  * cache let go), else -1. Reads the index and that entry's file list. */
 int scr_engine_index_listing(const scr_preload_target* target);
+
+/* ---- pointer files (scr_preload_pointers.c), lock held */
+
+/* a file without {step} written once dataset completed (the pointer to the
+ * newest checkpoint) is kept with it, outside its redundancy: the cache path
+ * to open for orig, recorded in the filemap */
+int scr_pointers_attach(int dataset, const char* orig, const char* relpath, char* cache, size_t length);
+/* such a file closed: its size and CRC recorded, and a copy kept on the
+ * prefix directory (and at orig once the dataset is flushed) */
+void scr_pointers_closed(const struct scr_engine_file* f);
+/* collective: the datasets holding the newest copy of each pointer file are
+ * pinned in cache (scr_cache_pin) */
+void scr_pointers_pin(void);
 
 /* ---- files written through a mapping (scr_preload_engine_mapped.c), lock held */
 

@@ -108,7 +108,7 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
       /* a renamed pointer file: its prefix-directory copy follows */
       const struct scr_engine_file f = { .dataset = dataset, .attached = 1, .orig = (char*) to->path,
                                          .relpath = (char*) relpath, .cache = cache_to };
-      scr_engine_attach_done(&f);
+      scr_pointers_closed(&f);
     }
   }
   /* a completed dataset's count changes by what the move changed, not to
@@ -736,7 +736,7 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
                                    .cache = cache };
       /* written and closed under its temporary name: complete as it arrives
        * (otherwise its dataset would wait for the next one to begin) */
-      if (attached) scr_engine_attach_done(&f);
+      if (attached) scr_pointers_closed(&f);
       else scr_engine_file_joined();
     } else {
       errno = EIO;

@@ -370,33 +370,34 @@ int scr_cache_newest_checkpoint(void)
   return newest;
 }
 
-/* the oldest of the `count` newest complete checkpoints, -1 for none */
-static int scr_cache_kept_checkpoints_from(int count)
+/* datasets that hold the copy of a pointer file the program sees (set
+ * collectively by scr_cache_pin, so every rank keeps the same ones) */
+static int scr_cache_pinned[SCR_CACHE_PINS_MAX];
+static int scr_cache_pinned_count = 0;
+
+void scr_cache_pin(const int* ids, int count)
 {
-  int kept = -1, below = -1;
-  for (int n = 0; n < count;) {
-    int id = scr_filemap_previous_dataset(scr.filemap, below);
-    if (id < 0) break;
-    below = id;
-    scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC");
-    if (scr_dataset_is_checkpoint(desc) && scr_dataset_is_complete(desc)) {
-      kept = id;
-      n++;
-    }
-  }
-  return kept;
+  scr_cache_pinned_count = count < SCR_CACHE_PINS_MAX ? count : SCR_CACHE_PINS_MAX;
+  memcpy(scr_cache_pinned, ids, (size_t) scr_cache_pinned_count * sizeof(*ids));
+}
+
+static int scr_cache_is_pinned(int id)
+{
+  for (int i = 0; i < scr_cache_pinned_count; i++)
+    if (scr_cache_pinned[i] == id) return 1;
+  return 0;
 }
 
 /* Delete the oldest datasets until at most limit remain. Never evicted: keep,
  * a dataset being flushed, output that has not reached the prefix directory,
- * and the newest complete checkpoint (scr.cache_keep of them), which stays
- * the restart point until a newer one completes (so with SCR_CACHE_SIZE=1
- * the cache holds one more dataset while a checkpoint is written). */
+ * the newest complete checkpoint, which stays the restart point until a newer
+ * one completes (so with SCR_CACHE_SIZE=1 the cache holds one more dataset
+ * while a checkpoint is written), and the pinned ones (scr_cache_pin). */
 static int scr_cache_evict_to(long long limit, int keep)
 {
   /* every rank holds the same dataset ids, so decisions agree without talking */
   int rc = SCR_SUCCESS;
-  int kept_from = scr_cache_kept_checkpoints_from(scr.cache_keep > 1 ? scr.cache_keep : 1);
+  int newest = scr_cache_newest_checkpoint();
   while (scr_cache_count_datasets() > limit) {
     int oldest = -1;
     scr_kvtree_elem* e;
@@ -407,9 +408,7 @@ static int scr_cache_evict_to(long long limit, int keep)
       scr_kvtree_get_int(dset, "FLUSHING", &flushing);
       scr_kvtree_get_int(dset, "FLUSHED", &flushed);
       int output = scr_dataset_is_output(scr_kvtree_get(dset, "DSETDESC"));
-      scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
-      int kept = kept_from >= 0 && id >= kept_from && scr_dataset_is_checkpoint(desc) && scr_dataset_is_complete(desc);
-      if (id == keep || kept || flushing || (output && !flushed)) continue;
+      if (id == keep || id == newest || scr_cache_is_pinned(id) || flushing || (output && !flushed)) continue;
       if (oldest < 0 || id < oldest) oldest = id;
     }
     if (oldest < 0) break;

@@ -40,9 +40,15 @@ int scr_cache_newest_checkpoint(void);
  * renamed into a trash area that a background thread empties */
 int scr_cache_delete_dataset(int id);
 
+/* datasets never evicted, beyond SCR_CACHE_SIZE: the ones holding a file the
+ * program reads to find its checkpoint (a pointer; at most SCR_CACHE_PINS_MAX).
+ * Every rank must pin the same ones: set them at a collective point. */
+#define SCR_CACHE_PINS_MAX 8
+void scr_cache_pin(const int* ids, int count);
+
 /* collective: delete oldest datasets until fewer than SCR_CACHE_SIZE remain,
- * keeping `keep` (-1: none), datasets being flushed, output not yet flushed
- * and the newest complete checkpoint (the restart point) */
+ * keeping `keep` (-1: none), datasets being flushed, output not yet flushed,
+ * the newest complete checkpoint (the restart point) and the pinned ones */
 int scr_cache_make_room(int keep);
 /* the same on this rank alone, without telling the others */
 int scr_cache_make_room_local(int keep);

@@ -31,9 +31,6 @@ struct scr_state {
   int debug;
   int cache_bypass;
   long long cache_size;  /* datasets kept in cache */
-  int cache_keep;        /* newest complete checkpoints never evicted (1; the
-                          * preload keeps 2 when a pointer file may name the
-                          * one before the newest) */
   long long flush;       /* flush every N checkpoints; 0 never */
   int fetch;
   int crc_on_flush;

@@ -59,7 +59,6 @@ static int scr_setup_params(void)
   scr_log_debug_level = scr.debug;
   scr.cache_bypass = scr_setup_bool("SCR_CACHE_BYPASS", 0, &rc);
   scr.cache_size = scr_setup_int("SCR_CACHE_SIZE", 1, &rc);
-  scr.cache_keep = 1;
   scr.flush = scr_setup_int("SCR_FLUSH", 10, &rc);
   scr.fetch = scr_setup_bool("SCR_FETCH", 1, &rc);
   scr.crc_on_flush = scr_setup_bool("SCR_CRC_ON_FLUSH", 1, &rc);

@@ -1,0 +1,135 @@
+/* scr_preload_pointers.c - pointer files: a file without {step} written once a
+ * checkpoint completed, kept with it, and the checkpoints they show pinned in cache. */
+#include "config.h"
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <mpi.h>
+#include "scr.h"
+#include "scr_error.h"
+#include "scr_log.h"
+#include "scr_path.h"
+#include "scr_io.h"
+#include "scr_filemap.h"
+#include "scr_dataset.h"
+#include "scr_globals.h"
+#include "scr_cache.h"
+#include "scr_flush.h"
+#include "scr_preload_engine_impl.h"
+
+int scr_pointers_attach(int dataset, const char* orig, const char* relpath, char* cache, size_t length)
+{
+  char* dir = scr_cache_dataset_dir(dataset);
+  char* path = dir ? scr_path_join(dir, relpath) : NULL;
+  char* parent = path ? scr_path_dirname(path) : NULL;
+  int rc = parent && strlen(path) < length ? scr_io_mkdir_p(parent, 0700) : SCR_ERR_NOMEM;
+  if (rc == SCR_SUCCESS) {
+    scr_kvtree* mine = scr_kvtree_add_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
+    scr_kvtree* meta = scr_kvtree_add_kv(mine, "ATTACHED", path);
+    scr_kvtree_set_kv(meta, "ORIG", orig);
+    scr_kvtree_set_kv(meta, "RELPATH", relpath);
+    rc = scr_cache_save_filemap();
+    snprintf(cache, length, "%s", path);
+  }
+  free(parent);
+  free(path);
+  free(dir);
+  return rc;
+}
+
+/* the copy on the prefix directory is where every rank, and a later run,
+ * find the file even if this node is lost */
+void scr_pointers_closed(const struct scr_engine_file* f)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, f->dataset);
+  scr_kvtree* meta = scr_kvtree_get(scr_kvtree_get(scr_kvtree_get_kv_int(dset, "RANK", scr.rank), "ATTACHED"),
+                                    f->cache);
+  uint32_t crc = 0;
+  uint64_t size = 0;
+  if (!meta || scr_io_crc32_file(f->cache, &crc, &size) != SCR_SUCCESS) return;
+  scr_kvtree_set_kv_uint64(meta, "SIZE", size);
+  scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+  scr_cache_save_filemap();
+  char* store = scr_cache_attached_store(f->dataset, f->relpath);
+  if (!store || scr_io_copy_file(f->cache, store, 0700, NULL, NULL) != SCR_SUCCESS)
+    scr_err("cannot keep a copy of %s in %s: a restart on another node will not see it", f->orig,
+            store ? store : "the prefix directory");
+  free(store);
+  if (scr_flush_is_flushed(f->dataset) && scr_io_copy_file(f->cache, f->orig, 0755, NULL, NULL) != SCR_SUCCESS)
+    scr_err("cannot copy %s to the prefix directory: %s", f->orig, strerror(errno));
+}
+
+/* ---- pinning */
+
+/* newest[relpath] = the newest dataset id holding it */
+static void pointers_note(scr_kvtree* newest, const char* relpath, int id)
+{
+  long long known = -1;
+  if (scr_kvtree_get_int(newest, relpath, &known) != SCR_SUCCESS || id > known)
+    scr_kvtree_set_kv_int(newest, relpath, id);
+}
+
+/* the files below the prefix directory's copy of dataset id's attached files
+ * (dir, relpath below it so far in `below`) */
+static void pointers_note_store(scr_kvtree* newest, int id, const char* dir, const char* below)
+{
+  DIR* d = opendir(dir);
+  for (struct dirent* e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char* path = scr_path_join(dir, e->d_name);
+    char* relpath = below ? scr_path_join(below, e->d_name) : strdup(e->d_name);
+    struct stat st;
+    if (path && relpath && lstat(path, &st) == 0) {
+      if (S_ISDIR(st.st_mode)) pointers_note_store(newest, id, path, relpath);
+      else if (S_ISREG(st.st_mode)) pointers_note(newest, relpath, id);
+    }
+    free(relpath);
+    free(path);
+  }
+  if (d) closedir(d);
+}
+
+void scr_pointers_pin(void)
+{
+  /* The program finds its checkpoint through the newest copy of each pointer
+   * file, and reads the checkpoint that copy was attached to: those stay,
+   * whatever SCR_CACHE_SIZE says, until a newer copy is attached. The
+   * writer's filemap knows them; after its node was lost only the copies
+   * on the prefix directory do (read by rank 0: a listing per cached
+   * dataset, each with a file or two). */
+  scr_kvtree* newest = scr_kvtree_new();
+  for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); newest && d;
+       d = scr_kvtree_next(d)) {
+    int id = (int) scr_kvtree_elem_key_int(d);
+    if (!scr_dataset_is_complete(scr_kvtree_get(scr_kvtree_elem_tree(d), "DSETDESC"))) continue;
+    scr_kvtree* mine = scr_kvtree_get_kv_int(scr_kvtree_elem_tree(d), "RANK", scr.rank);
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(mine, "ATTACHED")); e; e = scr_kvtree_next(e)) {
+      const char* relpath = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "RELPATH");
+      if (relpath) pointers_note(newest, relpath, id);
+    }
+    if (scr.rank == 0) {
+      char* store = NULL;
+      if (asprintf(&store, "%s/attached.%d", scr.prefix_scr, id) >= 0) pointers_note_store(newest, id, store, NULL);
+      free(store);
+    }
+  }
+  /* the union over ranks, newest first, one agreement per pinned dataset */
+  int pins[SCR_CACHE_PINS_MAX], count = 0;
+  for (int below = -1; count < SCR_CACHE_PINS_MAX;) {
+    int local = -1, id = -1;
+    for (scr_kvtree_elem* e = scr_kvtree_first(newest); e; e = scr_kvtree_next(e)) {
+      int candidate = atoi(scr_kvtree_elem_val(e) ? scr_kvtree_elem_val(e) : "-1");
+      if (candidate > local && (below < 0 || candidate < below)) local = candidate;
+    }
+    MPI_Allreduce(&local, &id, 1, MPI_INT, MPI_MAX, scr.comm_world);
+    if (id < 0) break;
+    pins[count++] = id;
+    below = id;
+  }
+  scr_kvtree_delete(&newest);
+  scr_cache_pin(pins, count);
+  if (count) scr_dbg(2, "preload: %d dataset(s) pinned in cache for pointer files, newest %d", count, pins[0]);
+}
