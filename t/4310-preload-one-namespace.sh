@@ -123,6 +123,24 @@ test_expect_success 'killed right after rank 0 renamed a checkpoint directory: e
     expect_grep '^stat@0 tmp.2: -1 No such file or directory' mv.again || { show mv.again; false; }; }
 "
 
+test_expect_success 'killed while a renamed checkpoint s parity took the new names, a node lost: rebuilt, under them' "
+  fresh 'PRELOAD=tmp.{step}/rank{rank}.dat' 'PRELOAD=step.{step}/rank{rank}.dat' &&
+  ! PRE_ENV=SCR_FAULT_KILL=encode:2@0 pre mvl.die mkdir@0:tmp.2 write:tmp.2/rank%d.dat rename@0:tmp.2=step.2 ls@0:. &&
+  expect_grep 'killed at point encode' mvl.die.err &&
+  cluster_renew node2 &&
+  pre mvl.again read@all:step.2/rank%d.dat &&
+  { expect_grep 'dataset 1: rebuilt the lost parts' mvl.again.err &&
+    test \"\$(grep -c '^read@[0-9] step.2/rank[0-9].dat: [0-9]* ok' $TRASH/mvl.again)\" = 8 || { show mvl.again; false; }; }
+"
+
+test_expect_success 'a renamed checkpoint whose new names were being encoded when the job died is encoded again' "
+  fresh 'PRELOAD=tmp.{step}/rank{rank}.dat' 'PRELOAD=step.{step}/rank{rank}.dat' &&
+  ! PRE_ENV=SCR_FAULT_KILL=encode:2 pre mve.die mkdir@0:tmp.2 write:tmp.2/rank%d.dat rename@0:tmp.2=step.2 ls@0:. &&
+  expect_grep 'killed at point encode' mve.die.err &&
+  pre mve.again read@all:step.2/rank%d.dat &&
+  { test \"\$(grep -c '^read@[0-9] step.2/rank[0-9].dat: [0-9]* ok' $TRASH/mve.again)\" = 8 || { show mve.again; false; }; }
+"
+
 test_expect_success 'killed after other ranks began the next checkpoint, before the pointer moved: the one it names is whole' "
   fresh \"\$h5_rules\" &&
   ! pre ev.die mkdir@0:d \$(write_step 2) mkdir@0:d/4 write:d/4/r%d.h5 mkdir@0:d/6 holdnew@5:d/6/r5.h5 die:- &&

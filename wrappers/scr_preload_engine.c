@@ -141,6 +141,7 @@ static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
   /* after the directories moved: a deletion names the file as it is now */
   if (all[3]) scr_peers_sync();
   if (all[2] >= 0) scr_engine_update_reprotect();
+  if (all[1] || all[2] >= 0) scr_engine_rename_journal_settle();
   return all[0];
 }
 
@@ -391,16 +392,19 @@ static struct scr_engine_file* engine_open_update(const scr_preload_target* t, i
  * file system no longer has) */
 static int engine_parent_missing(const char* path)
 {
+  int saved_errno = errno;
   char* parent = scr_path_dirname(path);
   struct stat st;
   int missing = 0;
   if (parent && stat(parent, &st) == 0) {
     missing = !S_ISDIR(st.st_mode);
-    errno = ENOTDIR;
+    if (missing) saved_errno = ENOTDIR;
   } else if (parent && (errno == ENOENT || errno == ENOTDIR) && !scr_view_is_directory(parent)) {
     missing = 1;
+    saved_errno = errno;
   }
   free(parent);
+  errno = saved_errno; /* the program's, unless this is the open's failure */
   return missing;
 }
 

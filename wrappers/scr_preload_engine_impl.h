@@ -164,6 +164,11 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled);
 void scr_engine_rename_sync(void);
 /* 1 when this rank renamed a directory since the last sync */
 int scr_engine_rename_pending(void);
+/* collective, after a meeting point followed renames or protected changed
+ * datasets again: the journal of renames goes once no rank has a dataset
+ * left to protect again (until then a rebuilt node's files carry the names
+ * the redundancy was encoded with, and only the journal has the new ones) */
+void scr_engine_rename_journal_settle(void);
 /* collective, at start-up: the directory renames a run that died made on
  * the file system before every rank had followed them are followed now
  * (the journal <prefix>/.scr/renamed.<rank>.scr) */

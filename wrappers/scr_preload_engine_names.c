@@ -412,10 +412,14 @@ static int engine_rename_directory_check(const char* from, const char* to)
  * writes its renames since the last meeting point to
  * <prefix>/.scr/renamed.<rank>.scr before each real rename (one small write
  * on the parallel file system per directory rename, beside the program's
- * own), removes it once every rank moved its files, and a restart applies
- * what a run that died left there. */
+ * own), removes it once every rank moved its files and the datasets they
+ * hold were protected under the new names, and a restart applies what a
+ * run that died left there. */
 
-static int journal_written = 0;
+/* "from\0to\0" pairs journaled since the journal was last cleared: renames
+ * every rank followed stay in it until their datasets are protected again */
+static char* journaled = NULL;
+static size_t journaled_bytes = 0;
 
 static char* journal_path(int rank)
 {
@@ -424,46 +428,81 @@ static char* journal_path(int rank)
   return path;
 }
 
-/* the renames pending on this rank and the one about to be made, from and
- * to, saved atomically */
-static void journal_write(const char* from, const char* to)
+/* the renames journaled so far, saved atomically */
+static void journal_save(void)
 {
   scr_kvtree* tree = scr_kvtree_new();
-  char* path = journal_path(scr.rank);
   int i = 0;
-  for (const char* p = renamed; p && p < renamed + renamed_bytes; i++) {
+  for (const char* p = journaled; p && p < journaled + journaled_bytes; i++) {
     const char* next = p + strlen(p) + 1;
     scr_kvtree* pair = scr_kvtree_add_kv_int(tree, "RENAME", i);
     scr_kvtree_set_kv(pair, "FROM", p);
     scr_kvtree_set_kv(pair, "TO", next);
     p = next + strlen(next) + 1;
   }
-  scr_kvtree* pair = scr_kvtree_add_kv_int(tree, "RENAME", i);
-  scr_kvtree_set_kv(pair, "FROM", from);
-  scr_kvtree_set_kv(pair, "TO", to);
+  char* path = journal_path(scr.rank);
   if (!path || scr_kvtree_write_file(path, tree) != SCR_SUCCESS)
     scr_warn("cannot record the rename of a checkpoint directory in %s: a crash before the ranks meet again "
              "leaves the other ranks' files under the old name", path ? path : scr.prefix_scr);
-  else
-    journal_written = 1;
   free(path);
   scr_kvtree_delete(&tree);
 }
 
+/* a rename about to be made, journaled with the ones before */
+static void journal_write(const char* from, const char* to)
+{
+  size_t a = strlen(from) + 1, b = strlen(to) + 1;
+  char* grown = realloc(journaled, journaled_bytes + a + b);
+  if (!grown) return;
+  memcpy(grown + journaled_bytes, from, a);
+  memcpy(grown + journaled_bytes + a, to, b);
+  journaled = grown;
+  journaled_bytes += a + b;
+  journal_save();
+}
+
 static void journal_clear(void)
 {
-  if (!journal_written) return;
+  if (!journaled) return;
   char* path = journal_path(scr.rank);
   if (path) unlink(path);
   free(path);
-  journal_written = 0;
+  free(journaled);
+  journaled = NULL;
+  journaled_bytes = 0;
 }
 
-/* 1 when the file system shows the rename from -> to done */
-static int journal_rename_done(const char* from, const char* to)
+void scr_engine_rename_journal_settle(void)
+{
+  if (scr_mpi_all_true(scr_engine_update_pending() < 0, scr.comm_world)) journal_clear();
+}
+
+/* the journals of ranks but this one: a listing, not a look per rank */
+static void journal_remove_others(void)
+{
+  DIR* dir = opendir(scr.prefix_scr);
+  for (struct dirent* e = dir ? readdir(dir) : NULL; e; e = readdir(dir)) {
+    int r = -1, end = 0;
+    if (sscanf(e->d_name, "renamed.%d.scr%n", &r, &end) == 1 && e->d_name[end] == '\0' && r != scr.rank)
+      unlinkat(dirfd(dir), e->d_name, 0);
+  }
+  if (dir) closedir(dir);
+}
+
+/* 1 when the file system shows the rename from -> to done: from is gone,
+ * and to is a directory or renamed again by a later pair (the pairs from
+ * `later` to end) */
+static int journal_rename_done(const char* from, const char* to, const char* later, const char* end)
 {
   struct stat st;
-  return lstat(from, &st) != 0 && lstat(to, &st) == 0 && S_ISDIR(st.st_mode);
+  if (lstat(from, &st) == 0) return 0;
+  if (lstat(to, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+  for (const char* p = later; p < end;) {
+    const char* next = p + strlen(p) + 1;
+    if (strcmp(p, to) == 0) return 1;
+    p = next + strlen(next) + 1;
+  }
+  return 0;
 }
 
 void scr_engine_rename_recover(void)
@@ -480,6 +519,7 @@ void scr_engine_rename_recover(void)
       if (sscanf(e->d_name, "renamed.%d.scr%n", &r, &end) != 1 || e->d_name[end] != '\0') continue;
       char* path = journal_path(r);
       scr_kvtree* tree = scr_kvtree_new();
+      size_t before = bytes;
       if (path && scr_kvtree_read_file(path, tree) == SCR_SUCCESS) {
         for (scr_kvtree_elem* p = scr_kvtree_first(scr_kvtree_get(tree, "RENAME")); p; p = scr_kvtree_next(p)) {
           const char* from = scr_kvtree_get_val(scr_kvtree_elem_tree(p), "FROM");
@@ -493,7 +533,8 @@ void scr_engine_rename_recover(void)
           bytes += a + b;
         }
       }
-      if (path) unlink(path);
+      /* one with renames goes once rank 0's own journal holds them */
+      if (path && bytes == before) unlink(path);
       free(path);
       scr_kvtree_delete(&tree);
     }
@@ -508,19 +549,28 @@ void scr_engine_rename_recover(void)
     return;
   }
   MPI_Bcast(pairs, (int) length, MPI_CHAR, 0, scr.comm_world);
+  /* followed below, the moves are protected at the next meeting point:
+   * until then a rebuild would name the files as before again, so rank 0
+   * keeps the renames in its own journal (the others' are gone) */
+  if (scr.rank == 0 && (journaled = malloc((size_t) length)) != NULL) {
+    memcpy(journaled, pairs, (size_t) length);
+    journaled_bytes = (size_t) length;
+    journal_save();
+    journal_remove_others();
+  }
   const scr_preload_ruleset* rules = scr_preload_state_current();
   for (const char* p = pairs; p < pairs + length;) {
     const char* from = p;
     const char* to = from + strlen(from) + 1;
     /* recorded before the real rename: only one the file system shows done
      * is carried out (again: a rank that moved its files already has none
-     * left under from) */
-    if (journal_rename_done(from, to)) {
+     * left under from), in the order they were made */
+    p = to + strlen(to) + 1;
+    if (journal_rename_done(from, to, p, pairs + length)) {
       if (scr.rank == 0) scr_info("preload: %s was renamed to %s by a run that died before every rank followed: "
                                   "they follow now", from, to);
       engine_move_tree(rules, from, to);
     }
-    p = to + strlen(to) + 1;
   }
   free(pairs);
 }
@@ -601,8 +651,6 @@ void scr_engine_rename_sync(void)
     free(renamed);
     renamed = NULL;
     renamed_bytes = 0;
-    /* every rank followed: nothing for a restart to do */
-    journal_clear();
   }
   free(all);
   free(lengths);

@@ -274,10 +274,11 @@ void scr_engine_update_moved(int dataset, const char* cache_from, const char* ca
      * (a snapshot now would take those bytes for the old ones) */
     f->before_size = UINT64_MAX;
   }
+  /* the bytes did not change: the redundancy stays valid (a rebuild finds
+   * the file by the path it was encoded under, REDPATH); its names are
+   * brought up to date at the next meeting point */
   struct update_dataset* u = update_find(dataset, 1);
   if (u) u->changed = 1;
-  scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), STALE_KEY, 1);
-  scr_cache_save_filemap();
 }
 
 int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length)
@@ -425,7 +426,7 @@ static void update_rename(int id, scr_kvtree* desc)
 }
 
 /* collective: dataset id, changed in place or renamed on some rank
- * (rewritten: this rank changed bytes), gets its totals and its redundancy
+ * (rewritten: some rank changed bytes, agreed), gets its totals and its redundancy
  * anew, and its copy on the prefix directory, if it had one: the files
  * whose bytes changed are copied again; an older checkpoint stays behind
  * the newest in the index */
@@ -450,7 +451,6 @@ static void update_reprotect(int id, int rewritten)
   /* only renamed (no rank changed a byte): the parity stays, its header
    * takes the new names; else, or when that fails, it is encoded anew.
    * Collective, and agreed: a failure leaves the redundancy marked stale */
-  rewritten = !scr_mpi_all_true(!rewritten, scr.comm_world);
   const struct scr_reddesc* reddesc = scr_reddesc_select((int) ckpt, scr_dataset_get_flags(desc));
   int renamed = !rewritten && scr_redundancy_rename(id, reddesc) == SCR_SUCCESS;
   int encoded = renamed || scr_redundancy_apply(id, reddesc) == SCR_SUCCESS;
@@ -515,17 +515,18 @@ void scr_engine_update_reprotect(void)
       update_forget(id);
       continue;
     }
-    /* From here every rank knows some rank changed it: the mark goes into
-     * every rank's filemap, so that a node lost with the rank that changed
-     * it (and its filemap) leaves a survivor that refuses to rebuild from
-     * the old redundancy */
-    if (!update_is_stale(id)) {
+    /* From here every rank knows some rank changed it: when bytes changed
+     * (not only names) the mark goes into every rank's filemap, so that a
+     * node lost with the rank that changed it (and its filemap) leaves a
+     * survivor that refuses to rebuild from the old redundancy */
+    int rewritten = !scr_mpi_all_true(!(u && u->rewritten), scr.comm_world);
+    if (rewritten && !update_is_stale(id)) {
       scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, id), STALE_KEY, 1);
       scr_cache_save_filemap();
     }
     /* a rank still changing it: the next meeting point */
     if (!scr_mpi_all_true(!u || u->open == 0, scr.comm_world)) continue;
-    update_reprotect(id, u && u->rewritten);
+    update_reprotect(id, rewritten);
     update_forget(id);
   }
 }
@@ -544,8 +545,15 @@ void scr_engine_update_adopt(int id)
     scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CRC);
   }
   if (dirty) scr_cache_save_filemap();
-  if (!update_is_stale(id)) return;
+  /* what changed, the run before knew: bytes (stale), or only names (a
+   * file still recorded under the path its redundancy names) */
+  int renamed = 0;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
+       e = scr_kvtree_next(e))
+    renamed |= scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH) != NULL;
+  int stale = update_is_stale(id);
+  if (!stale && !renamed) return;
   struct update_dataset* u = update_find(id, 1);
-  /* what changed, the run before knew */
-  if (u) u->changed = u->rewritten = 1;
+  if (u) u->changed = 1;
+  if (u && stale) u->rewritten = 1;
 }

@@ -310,21 +310,27 @@ static int scr_redundancy_header_is_of(const scr_kvtree* header, const struct sc
   return same;
 }
 
-/* the parity file's header replaced by header (its parity bytes, the first
- * k*chunk, whose CRC is parity_crc, stay) and registered anew; 1 on success */
-static int scr_redundancy_rewrite_header(int id, const char* path, uint64_t parity_bytes, uint32_t parity_crc,
-                                         const scr_kvtree* header)
+/* The header with new names goes after the old header and trailer, and the
+ * file then ends with the new trailer, which readers go by. Nothing is
+ * overwritten: a crash before the filemap records the new size leaves the
+ * size and CRC it records naming the old file, which the restart's check
+ * cuts the file back to (scr_redundancy_check_parity_local). */
+static int scr_redundancy_rewrite_header(int id, const char* path, uint64_t old_size, uint32_t old_crc,
+                                         uint32_t parity_crc, const scr_kvtree* header)
 {
   size_t length = 0;
   unsigned char* buf = scr_redundancy_pack_header(header, &length);
   int fd = buf ? open(path, O_WRONLY | O_CLOEXEC) : -1;
-  int ok = fd >= 0 && ftruncate(fd, (off_t) parity_bytes) == 0 &&
-           scr_io_pwrite_full(fd, buf, length, (off_t) parity_bytes) == (ssize_t) length && fsync(fd) == 0;
+  struct stat st;
+  int ok = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t) st.st_size == old_size &&
+           scr_io_pwrite_full(fd, buf, length, (off_t) old_size) == (ssize_t) length;
+  scr_fault_point("encode"); /* the new header written, the filemap still names the old one */
+  ok = ok && fsync(fd) == 0;
   if (fd >= 0 && close(fd) != 0) ok = 0;
   if (ok) {
     uLong tail = crc32(crc32(0L, Z_NULL, 0), buf, (uInt) length);
-    uint32_t crc = (uint32_t) crc32_combine(parity_crc, tail, (z_off_t) length);
-    scr_redundancy_register(id, path, parity_bytes + length, crc, parity_crc);
+    uint32_t crc = (uint32_t) crc32_combine(old_crc, tail, (z_off_t) length);
+    scr_redundancy_register(id, path, old_size + length, crc, parity_crc);
   } else {
     scr_err("cannot write the new header of redundancy file %s: %s", path, strerror(errno));
   }
@@ -344,7 +350,10 @@ static int scr_redundancy_rename_part(int id, const struct scr_reddesc* d)
   /* the parity's own CRC, which the new file's is made from (recorded since
    * this version: older parity files are encoded anew) */
   const char* parity_crc = redfile ? scr_kvtree_get_val(scr_kvtree_elem_tree(redfile), "PARITY_CRC") : NULL;
-  int ok = path && parity_crc && scr_kvtree_size(scr_kvtree_get(r, "REDFILE")) == 1 &&
+  const char* file_crc = redfile ? scr_kvtree_get_val(scr_kvtree_elem_tree(redfile), "CRC") : NULL;
+  uint64_t file_size = 0;
+  if (redfile) scr_kvtree_get_uint64(scr_kvtree_elem_tree(redfile), "SIZE", &file_size);
+  int ok = path && parity_crc && file_crc && scr_kvtree_size(scr_kvtree_get(r, "REDFILE")) == 1 &&
            scr_redundancy_read_header(path, header) == SCR_SUCCESS && scr_redundancy_header_is_of(header, d);
   scr_kvtree* member = scr_kvtree_get_kv_int(scr_kvtree_get(header, "SET"), "MEMBER", d->set_rank);
   if (ok) ok = (mine = scr_redundancy_member_renamed(id, member, d->set_rank)) != NULL;
@@ -355,11 +364,8 @@ static int scr_redundancy_rename_part(int id, const struct scr_reddesc* d)
     scr_kvtree_set(scr_kvtree_get(header, "SET"), "MEMBER", scr_kvtree_copy(scr_kvtree_get(all, "MEMBER")));
     scr_kvtree_set(header, "DSETDESC",
                    scr_kvtree_copy(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC")));
-    uint64_t chunk = 0;
-    scr_kvtree_get_uint64(header, "CHUNK", &chunk);
-    int k = d->type == SCR_COPY_RS ? d->set_failures : 1;
-    ok = chunk > 0 && scr_redundancy_rewrite_header(id, path, (uint64_t) k * chunk,
-                                                    (uint32_t) strtoul(parity_crc, NULL, 16), header);
+    ok = scr_redundancy_rewrite_header(id, path, file_size, (uint32_t) strtoul(file_crc, NULL, 16),
+                                       (uint32_t) strtoul(parity_crc, NULL, 16), header);
   }
   if (ok)
     for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
@@ -399,13 +405,22 @@ int scr_redundancy_apply(int id, const struct scr_reddesc* d)
 
 int scr_redundancy_check_local(int id)
 {
-  if (!scr_cache_check_dataset(id)) return 0;
+  return scr_cache_check_dataset(id) && scr_redundancy_check_parity_local(id);
+}
+
+int scr_redundancy_check_parity_local(int id)
+{
   scr_kvtree* r = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK", scr.rank);
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(r, "REDFILE")); e; e = scr_kvtree_next(e)) {
     uint64_t want = 0, size = 0;
     uint32_t crc = 0;
     scr_kvtree_get_uint64(scr_kvtree_elem_tree(e), "SIZE", &want);
     const char* want_crc = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "CRC");
+    /* longer than recorded: a header with new names was being added when
+     * the job died (scr_redundancy_rewrite_header); the old one is whole */
+    struct stat st;
+    if (stat(scr_kvtree_elem_key(e), &st) == 0 && (uint64_t) st.st_size > want)
+      truncate(scr_kvtree_elem_key(e), (off_t) want);
     if (scr_io_crc32_file(scr_kvtree_elem_key(e), &crc, &size) != SCR_SUCCESS || size != want ||
         (want_crc && strtoul(want_crc, NULL, 16) != crc)) {
       scr_warn("dataset %d: redundancy file %s is missing or damaged", id, scr_kvtree_elem_key(e));

@@ -20,6 +20,9 @@ int scr_redundancy_rename(int id, const struct scr_reddesc* desc);
 
 /* 1 if this rank's files of the dataset and its redundancy files are intact */
 int scr_redundancy_check_local(int id);
+/* the second half of that: the redundancy files it records are whole (not
+ * checked: that the scheme was applied at all) */
+int scr_redundancy_check_parity_local(int id);
 
 /* collective over world: make every rank's part of dataset id intact, rebuilding
  * lost or damaged members; SCR_SUCCESS only if the result is exact everywhere,

@@ -112,6 +112,19 @@ static void scr_rebuild_adopt(int id, const scr_kvtree* desc, const scr_kvtree* 
   scr_filemap_set_file_count(scr.filemap, id, scr.rank, count);
 }
 
+/* where this surviving member's file encoded as `encoded` is now: a file the
+ * program renamed since keeps the path it was encoded under (REDPATH), and
+ * the parity stays valid for it (its bytes did not change); NULL if none */
+static const char* scr_rebuild_current_path(int id, const char* encoded)
+{
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
+       e = scr_kvtree_next(e)) {
+    const char* was = scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH);
+    if (strcmp(was ? was : scr_kvtree_elem_key(e), encoded) == 0) return scr_kvtree_elem_key(e);
+  }
+  return NULL;
+}
+
 /* path of this member's parity file as recorded, or NULL */
 static const char* scr_rebuild_parity_file(int id, uint64_t* size)
 {
@@ -147,6 +160,15 @@ static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_
   uint64_t chunk = 0;
   scr_kvtree_get_uint64(header, "CHUNK", &chunk);
   scr_kvtree* member = scr_kvtree_get_kv_int(scr_kvtree_get(header, "SET"), "MEMBER", me);
+  /* a survivor streams its files as its own header lists them: a job that
+   * died while the set wrote headers with new names may have left the
+   * source's with the old ones and this one's with the new (the order, the
+   * one the parity was computed in, is the same in both) */
+  scr_kvtree* own = scr_kvtree_new();
+  uint64_t own_size = 0;
+  const char* own_path = lost[me] ? NULL : scr_rebuild_parity_file(id, &own_size);
+  if (own_path && me != source && scr_redundancy_read_header(own_path, own) == SCR_SUCCESS)
+    member = scr_kvtree_get_kv_int(scr_kvtree_get(own, "SET"), "MEMBER", me);
   size_t header_len = scr_kvtree_pack_size(header);
   uint64_t parity_size = (uint64_t) k * chunk + header_len + 16;
   char* parity_path = NULL;
@@ -169,6 +191,7 @@ static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_
   for (int i = 0; i < count; i++) {
     scr_kvtree* f = scr_kvtree_get_kv_int(member, "FILE", i);
     const char* path = scr_kvtree_get_val(f, "PATH");
+    if (path && !lost[me]) path = scr_rebuild_current_path(id, path);
     char* inside = path ? scr_path_relative_to(scr.cache_dir, path) : NULL;
     if (!inside) ok = 0;
     free(inside);
@@ -209,6 +232,7 @@ static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_
   free(paths);
   free(sizes);
   free(parity_path);
+  scr_kvtree_delete(&own);
   scr_kvtree_delete(&header);
   return ok;
 }
@@ -298,12 +322,15 @@ int scr_redundancy_recover(int id)
     if (scr.rank == 0) scr_info("dataset %d: the program deleted files of it: it is not restored", id);
     return SCR_ERR_INVALID;
   }
-  int intact = scr_filemap_get_dataset(scr.filemap, id) && scr_redundancy_check_local(id);
-  int all_intact = scr_mpi_all_true(intact, scr.comm_world);
+  int files_intact = scr_filemap_get_dataset(scr.filemap, id) && scr_cache_check_dataset(id);
+  int intact = files_intact && scr_redundancy_check_parity_local(id);
+  int all_files_intact = scr_mpi_all_true(files_intact, scr.comm_world);
   double checked = scr_log_seconds();
   if (scr.rank == 0) scr_dbg(2, "dataset %d: files checked in %.3f s", id, checked - start);
-  if (all_intact) {
-    if (!scr_mpi_all_true(scr_redundancy_is_applied(id), scr.comm_world)) scr_redundancy_reapply(id);
+  if (all_files_intact) {
+    /* every file is whole: redundancy a job died writing (encoding, or
+     * giving it new names) is made again, not rebuilt from */
+    if (!scr_mpi_all_true(intact && scr_redundancy_is_applied(id), scr.comm_world)) scr_redundancy_reapply(id);
     return SCR_SUCCESS;
   }
 
