@@ -167,4 +167,14 @@ test_expect_success 'the same with the pointer writer s node lost before the res
   { test \"\$(grep -c ' ok\$' $TRASH/lost.last)\" = 16 || { show lost.last; false; }; }
 "
 
+test_expect_success 'a flipped byte in the pointer writer s checkpoint file: its file is rebuilt, the pointer stays' "
+  fresh \"\$h5_rules\" &&
+  ! pre flip.die mkdir@0:d \$(write_step 2) die:- &&
+  cluster exec node0 -- sh -c 'f=\$(ls /scr-local/cache/*/*/scr.dataset.*/d/2/r0.h5) &&
+    printf X | dd of=\$f bs=1 seek=3 conv=notrunc 2>/dev/null' &&
+  pre flip.again read@all:d/LATEST read@all:d/2/r%d.h5 &&
+  { expect_grep 'rebuilt the lost parts' flip.again.err &&
+    test \"\$(grep -c ' ok\$' $TRASH/flip.again)\" = 16 || { show flip.again; false; }; }
+"
+
 test_done

@@ -94,8 +94,15 @@ static int scr_rebuild_learn_role(int id, struct scr_rebuild_role* role, scr_kvt
 static void scr_rebuild_adopt(int id, const scr_kvtree* desc, const scr_kvtree* reddesc,
                               const scr_kvtree* files)
 {
+  /* files attached to it (a pointer) are outside the redundancy and were
+   * not lost with this member's data: they stay, with their copies on the
+   * prefix directory */
+  scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, id), "RANK", scr.rank);
+  scr_kvtree* attached = scr_kvtree_get(mine, "ATTACHED") ? scr_kvtree_copy(scr_kvtree_get(mine, "ATTACHED")) : NULL;
+  if (attached) scr_kvtree_unset(mine, "ATTACHED");
   if (scr_filemap_get_dataset(scr.filemap, id)) scr_cache_delete_dataset(id);
   scr_kvtree* dset = scr_filemap_add_dataset(scr.filemap, id);
+  if (attached) scr_kvtree_set(scr_kvtree_add_kv_int(dset, "RANK", scr.rank), "ATTACHED", attached);
   scr_kvtree_set(dset, "DSETDESC", scr_kvtree_copy(desc));
   if (reddesc) scr_kvtree_set(dset, "REDDESC", scr_kvtree_copy(reddesc));
   int count = 0;
