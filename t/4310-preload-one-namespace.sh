@@ -177,4 +177,13 @@ test_expect_success 'a flipped byte in the pointer writer s checkpoint file: its
     test \"\$(grep -c ' ok\$' $TRASH/flip.again)\" = 16 || { show flip.again; false; }; }
 "
 
+test_expect_success 'copies of pointers of checkpoints the cache let go leave the prefix, a lost node s too' "
+  fresh \"\$h5_rules\" &&
+  ! pre gone.die mkdir@0:d \$(write_step 2) \$(write_step 4) die:- &&
+  cluster_renew node0 &&
+  pre gone.again \$(write_step 6) \$(write_step 8) \$(write_step 10) &&
+  ls -d $PREFIX/.scr/attached.* >gone.ls &&
+  { test \$(wc -l <gone.ls) -le 3 || { cat gone.ls; false; }; }
+"
+
 test_done

@@ -370,6 +370,24 @@ int scr_cache_newest_checkpoint(void)
   return newest;
 }
 
+/* Every rank evicts the same dataset: besides each rank's own files, rank 0
+ * removes the prefix directory's copies of the files attached to it, which
+ * the writer's filemap may no longer list (its node was lost, and its part
+ * rebuilt without them) */
+static int scr_cache_evict_dataset(int id)
+{
+  long long flushed = 0;
+  scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), "FLUSHED", &flushed);
+  int rc = scr_cache_delete_dataset(id);
+  char* top = NULL;
+  if (scr.rank == 0 && !flushed && asprintf(&top, "%s/attached.%d", scr.prefix_scr, id) >= 0) {
+    struct stat st;
+    if (lstat(top, &st) == 0) scr_io_remove_tree(top);
+  }
+  free(top);
+  return rc;
+}
+
 /* datasets that hold the copy of a pointer file the program sees (set
  * collectively by scr_cache_pin, so every rank keeps the same ones) */
 static int scr_cache_pinned[SCR_CACHE_PINS_MAX];
@@ -420,7 +438,7 @@ static int scr_cache_evict_to(long long limit, int keep)
       scr_warn("dataset %d, changed in place since it was protected, leaves the cache to make room "
                "(SCR_CACHE_SIZE=%lld): the change is lost; the prefix directory keeps it as it was flushed, if it "
                "was", oldest, scr.cache_size);
-    if (scr_cache_delete_dataset(oldest) != SCR_SUCCESS) rc = SCR_ERR_IO;
+    if (scr_cache_evict_dataset(oldest) != SCR_SUCCESS) rc = SCR_ERR_IO;
   }
   return rc;
 }
