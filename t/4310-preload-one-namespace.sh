@@ -123,6 +123,15 @@ test_expect_success 'killed right after rank 0 renamed a checkpoint directory: e
     expect_grep '^stat@0 tmp.2: -1 No such file or directory' mv.again || { show mv.again; false; }; }
 "
 
+test_expect_success 'killed while the other ranks moved their files after rank 0 renamed the directory: they follow' "
+  fresh 'PRELOAD=tmp.{step}/rank{rank}.dat' 'PRELOAD=step.{step}/rank{rank}.dat' &&
+  ! PRE_ENV=SCR_FAULT_KILL=move:1@2,move:1@3,move:1@4,move:1@5,move:1@6,move:1@7 \
+    pre mvf.die mkdir@0:tmp.2 write:tmp.2/rank%d.dat rename@0:tmp.2=step.2 ls@0:. &&
+  expect_grep 'killed at point move' mvf.die.err &&
+  pre mvf.again read@all:step.2/rank%d.dat &&
+  { test \"\$(grep -c '^read@[0-9] step.2/rank[0-9].dat: [0-9]* ok' $TRASH/mvf.again)\" = 8 || { show mvf.again; false; }; }
+"
+
 test_expect_success 'killed while a renamed checkpoint s parity took the new names, a node lost: rebuilt, under them' "
   fresh 'PRELOAD=tmp.{step}/rank{rank}.dat' 'PRELOAD=step.{step}/rank{rank}.dat' &&
   ! PRE_ENV=SCR_FAULT_KILL=encode:2@0 pre mvl.die mkdir@0:tmp.2 write:tmp.2/rank%d.dat rename@0:tmp.2=step.2 ls@0:. &&

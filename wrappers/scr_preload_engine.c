@@ -624,6 +624,16 @@ static void engine_remove_strays(void)
   free(ranks);
 }
 
+/* A directory rename a run that died had begun: before the restart checks
+ * the cached files, the ranks that had not followed it (or had moved a
+ * file without recording it) follow now, so that their files are found */
+static void engine_follow_renames(void)
+{
+  pthread_mutex_lock(&scr_engine_lock);
+  scr_engine_rename_recover();
+  pthread_mutex_unlock(&scr_engine_lock);
+}
+
 static int engine_init(void)
 {
   /* the preload loaded the rules: there is at least one */
@@ -634,6 +644,7 @@ static int engine_init(void)
   /* the cache's reaper deletes while SCR_Finalize, under the engine's lock,
    * waits for it: none of its calls may reach the engine */
   scr.thread_start = scr_preload_real_own_thread;
+  scr.before_restart = engine_follow_renames;
   if (SCR_Init() != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) {
     SCR_Finalize();
@@ -670,6 +681,7 @@ static int engine_init(void)
    * whole on every rank, or shown on none */
   scr_restart_settle_cached();
   pthread_mutex_lock(&scr_engine_lock);
+  /* again: files rebuilt since came back under the names they were encoded with */
   scr_engine_rename_recover();
   scr_peers_gather_cached();
   scr_pointers_pin();

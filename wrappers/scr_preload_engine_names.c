@@ -68,7 +68,13 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
     free(path);
     free(dir);
   }
-  if (rc != SCR_SUCCESS || rename(cache_from, cache_to) != 0) return SCR_FAILURE;
+  struct stat st;
+  /* (a run that died moved the file and not its record: a restart follows
+   * the journal to where it is) */
+  if (rc != SCR_SUCCESS ||
+      (rename(cache_from, cache_to) != 0 && !(errno == ENOENT && lstat(cache_to, &st) == 0)))
+    return SCR_FAILURE;
+  scr_fault_point("move"); /* moved in cache, its record not yet saved */
   scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
   int held = scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank));
   for (int list = 0; list < 2; list++) {
@@ -88,7 +94,6 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
      * copied again (scr_flush_dataset_again) */
     char* flushed_copy = !list && scr_flush_is_flushed(dataset) ? scr_flush_destination(entry) : NULL;
     char* new_copy = flushed_copy ? scr_path_join(scr.prefix, relpath) : NULL;
-    struct stat st;
     if (new_copy && strcmp(flushed_copy, new_copy) != 0 && lstat(flushed_copy, &st) == 0)
       engine_move_flushed_copy(dataset, flushed_copy, new_copy);
     free(new_copy);
@@ -420,6 +425,8 @@ static int engine_rename_directory_check(const char* from, const char* to)
  * every rank followed stay in it until their datasets are protected again */
 static char* journaled = NULL;
 static size_t journaled_bytes = 0;
+/* a restart follows the journal twice (scr_engine_rename_recover): says so once */
+static int journal_followed = 0;
 
 static char* journal_path(int rank)
 {
@@ -552,6 +559,9 @@ void scr_engine_rename_recover(void)
   /* followed below, the moves are protected at the next meeting point:
    * until then a rebuild would name the files as before again, so rank 0
    * keeps the renames in its own journal (the others' are gone) */
+  free(journaled);
+  journaled = NULL;
+  journaled_bytes = 0;
   if (scr.rank == 0 && (journaled = malloc((size_t) length)) != NULL) {
     memcpy(journaled, pairs, (size_t) length);
     journaled_bytes = (size_t) length;
@@ -567,11 +577,12 @@ void scr_engine_rename_recover(void)
      * left under from), in the order they were made */
     p = to + strlen(to) + 1;
     if (journal_rename_done(from, to, p, pairs + length)) {
-      if (scr.rank == 0) scr_info("preload: %s was renamed to %s by a run that died before every rank followed: "
+      if (scr.rank == 0 && !journal_followed) scr_info("preload: %s was renamed to %s by a run that died before every rank followed: "
                                   "they follow now", from, to);
       engine_move_tree(rules, from, to);
     }
   }
+  journal_followed = 1;
   free(pairs);
 }
 

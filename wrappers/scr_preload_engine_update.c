@@ -279,6 +279,7 @@ void scr_engine_update_moved(int dataset, const char* cache_from, const char* ca
    * brought up to date at the next meeting point */
   struct update_dataset* u = update_find(dataset, 1);
   if (u) u->changed = 1;
+  scr_cache_save_filemap();
 }
 
 int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length)

@@ -81,6 +81,7 @@ int SCR_Init(void)
   if (scr.rank == 0) scr_dbg(2, "cached files placed on their ranks in %.3f s", scr_log_seconds() - distribute_start);
   scr_cache_start_reaper();
   scr_restart_init_counters();
+  if (scr.before_restart) scr.before_restart();
   /* SCR_CURRENT (often set with SCR_Configf) names the checkpoint to restart from */
   const char* current = scr.restart_newest ? NULL : scr_param_get("SCR_CURRENT");
   if (current && *current && scr_restart_select_named(current) != SCR_SUCCESS) {

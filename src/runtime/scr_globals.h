@@ -67,6 +67,10 @@ struct scr_state {
    * thread the library starts (the cache's reaper): the preload engine makes
    * such a thread's file calls its own, which its wrappers pass to libc */
   void (*thread_start)(void);
+  /* set before SCR_Init by whoever embeds the library, called collectively
+   * once the filemap is loaded and before a restart is chosen: the preload
+   * engine moves cached files a run that died had begun to rename */
+  void (*before_restart)(void);
 
   /* set before SCR_Init by scr_scavenge: restart from the newest checkpoint
    * in cache whatever SCR_CURRENT says (it would drop the later ones) */
