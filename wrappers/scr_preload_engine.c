@@ -399,9 +399,10 @@ static int engine_parent_missing(const char* path)
   if (parent && stat(parent, &st) == 0) {
     missing = !S_ISDIR(st.st_mode);
     if (missing) saved_errno = ENOTDIR;
-  } else if (parent && (errno == ENOENT || errno == ENOTDIR) && !scr_view_is_directory(parent)) {
-    missing = 1;
-    saved_errno = errno;
+  } else if (parent && (errno == ENOENT || errno == ENOTDIR)) {
+    int stat_errno = errno; /* before the view's lookup, which may change it */
+    missing = !scr_view_is_directory(parent);
+    if (missing) saved_errno = stat_errno;
   }
   free(parent);
   errno = saved_errno; /* the program's, unless this is the open's failure */
