@@ -43,14 +43,14 @@ static int link_real(void* arg)
 
 static int link_routed(const scr_preload_ruleset* rules, link_call* c);
 
-/* the real link failed for a missing name (errno as it left it): a symbolic
- * link followed into the view (linkat with AT_SYMLINK_FOLLOW) links what it
- * leads to; otherwise the new name is made as any name on the file system
- * (scr_preload_wrap_make_missing) */
+/* the real link failed for a missing name (errno as it left it): symbolic
+ * links on the way into the view (the last one too for linkat with
+ * AT_SYMLINK_FOLLOW) lead to what is linked; otherwise the new name is made
+ * as any name on the file system (scr_preload_wrap_make_missing) */
 static SCR_PRELOAD_COLD int link_missing(const scr_preload_ruleset* rules, link_call* c, int saved_errno)
 {
   char followed[PATH_MAX];
-  if ((c->flags & AT_SYMLINK_FOLLOW) && scr_preload_wrap_follow(rules, c->olddir, c->from, 1, followed)) {
+  if (scr_preload_wrap_follow(rules, c->olddir, c->from, (c->flags & AT_SYMLINK_FOLLOW) != 0, followed)) {
     link_call again = *c;
     again.olddir = AT_FDCWD;
     again.from = followed;
