@@ -105,7 +105,7 @@ test_expect_success 'symbolic links at rule names and into the cache: made, read
 
 test_expect_success 'a directory made at a rule s file name is a directory: stat, list, enter, rename, remove' "
   same_as_native dir mkdir@0:ck mkdir@0:ck/r0.5 kind@all:ck/r0.5 ls@0:ck mkdir@0:ck/r0.5 write@0:ck/r0.5/inner \
-    chdir@1:ck/r0.5 cwd@1:- read@1:inner chdir@1:../.. unlink@0:ck/r0.5/inner rmdir@0:ck/r0.5 kind:ck/r0.5 \
+    chdir@0:ck/r0.5 cwd@0:- read@0:inner chdir@0:../.. unlink@0:ck/r0.5/inner rmdir@0:ck/r0.5 kind:ck/r0.5 \
     mkdir@0:ck/r0.5 rename@0:ck/r0.5=ck/r0.6 kind@all:ck/r0.6 ls@0:ck rmdir@0:ck/r0.6 ls@0:ck
 "
 
