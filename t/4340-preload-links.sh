@@ -67,6 +67,17 @@ test_expect_success 'a linked checkpoint file is rebuilt after a lost node, unde
     test \"\$(count '^read@[0-9] ck/r[0-9].1.b: 7 ok' lost.again)\" = 8 || { fileops_show lost.again; false; }; }
 "
 
+test_expect_success 'killed after one name of a linked file was deleted, a node lost: rebuilt from the name left' "
+  fresh && ! PRE_ENV=SCR_FAULT_KILL=unlink:1@0 fileops_pre alias.die \$written link:ck/r%d.1=ck/r%d.1.b \
+    unlink@0:ck/r0.1 &&
+  expect_grep 'killed at point unlink' alias.die.err &&
+  cluster_renew node1 &&
+  fileops_pre alias.again read@all:ck/r%d.1.b stat@0:ck/r0.1 &&
+  { expect_grep 'dataset 1: rebuilt the lost parts' alias.again.err &&
+    test \"\$(count '^read@[0-9] ck/r[0-9].1.b: 7 ok' alias.again)\" = 8 &&
+    expect_grep '^stat@0 ck/r0.1: -1 No such file or directory' alias.again || { fileops_show alias.again; false; }; }
+"
+
 test_expect_success 'both names are flushed as one file, and fetched as one into an empty cache' "
   fresh && PRE_ENV=SCR_FLUSH=1 fileops_pre flush \$written link:ck/r%d.1=ck/r%d.1.b &&
   for r in 0 1 2 3 4 5 6 7; do

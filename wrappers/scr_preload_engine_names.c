@@ -208,7 +208,11 @@ static int engine_drop_name(const char* cached, const char* other, int dataset, 
   scr_kvtree_unset(files, cached);
   /* the last name left is a file like any other */
   if (!scr_engine_link_other(dataset, other)) scr_kvtree_unset(kept, SCR_FILEMAP_KEY_LINK);
-  return engine_name_gone(orig, rc, saved_errno);
+  rc = engine_name_gone(orig, rc, saved_errno);
+  saved_errno = errno;
+  scr_fault_point("unlink"); /* a name gone, the redundancy still knows the file by it */
+  errno = saved_errno;
+  return rc;
 }
 
 /* this rank's cached file of dataset, shown at orig, leaves the cache and the

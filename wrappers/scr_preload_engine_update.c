@@ -591,11 +591,13 @@ void scr_engine_update_adopt(int id)
   }
   if (dirty) scr_cache_save_filemap();
   /* what changed, the run before knew: bytes (stale), or only names (a
-   * file still recorded under the path its redundancy names) */
+   * file still recorded under the path its redundancy names, or also under
+   * a name of it that was deleted) */
   int renamed = 0;
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
        e = scr_kvtree_next(e))
-    renamed |= scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH) != NULL;
+    renamed |= scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH) != NULL ||
+               scr_kvtree_get(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_ALIAS) != NULL;
   int stale = update_is_stale(id);
   if (!stale && !renamed) return;
   struct update_dataset* u = update_find(id, 1);
