@@ -175,6 +175,35 @@ cluster_renew() {
   done
 }
 
+# ---- mpi-fileops (t/helpers) on the test cluster's 4 nodes x 2 ranks
+# (nodes: $nodes, else node0..node3), against the same operations natively
+# fileops_pre RUN OP...: under the preload in $PREFIX (with the variables
+# PRE_ENV sets); rank 0's lines in $TRASH/RUN, stderr in RUN.err
+fileops_pre() {
+  run=$1
+  shift
+  (cd "$PREFIX" && SCR_PREFIX="$PREFIX" scr_cluster run --nodes "${nodes:-node0,node1,node2,node3}" --ppn 2 \
+    --timeout "${SCR_TEST_TIMEOUT:-120}" -- env ${PRE_ENV:-} LD_PRELOAD="$preload" "$fileops" "$@") \
+    >"$TRASH/$run" 2>"$TRASH/$run.err"
+}
+# fileops_native DIR RUN OP...: the same operations on 8 ranks without the
+# preload, in the one directory $TRASH/DIR that all of them share
+fileops_native() {
+  dir=$1 run=$2
+  shift 2
+  mkdir -p "$TRASH/$dir" && (cd "$TRASH/$dir" && mpirun 8 "$fileops" "$@") >"$TRASH/$run" 2>"$TRASH/$run.err"
+}
+# fileops_show RUN: what a failed run printed
+fileops_show() {
+  echo "--- $1:"; cat "$TRASH/$1"
+  echo "--- $1.err (hydra's lines left out):"; grep -v '^\[proxy:\|^\[mpiexec@' "$TRASH/$1.err" | tail -n 20
+}
+# cluster_fresh RULE...: empty nodes and an empty prefix directory with these rules
+cluster_fresh() {
+  cluster_renew node0 node1 node2 node3 &&
+    rm -rf "$PREFIX" && mkdir -p "$PREFIX" && printf '%s\n' "$@" >"$PREFIX/.scrconf"
+}
+
 # cluster_app NODES PPN APP-ARGS...: the test app on the given nodes (comma list)
 cluster_app() {
   local nodes="$1" ppn="$2" rc=0 err="$TRASH/.cluster-app.err"; shift 2

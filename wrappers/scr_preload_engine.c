@@ -390,7 +390,7 @@ static struct scr_engine_file* engine_open_update(const scr_preload_target* t, i
  * would go in is neither on the file system (where every rank makes its
  * directories) nor shown by the view (a restored checkpoint's directory the
  * file system no longer has) */
-static int engine_parent_missing(const char* path)
+int scr_engine_parent_missing(const char* path)
 {
   int saved_errno = errno;
   char* parent = scr_path_dirname(path);
@@ -468,7 +468,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     /* O_TRUNC without O_CREAT of a file neither the view nor the file system
      * has: the real open's failure, before any dataset begins */
     *handled = SCR_PRELOAD_HANDLED;
-  } else if (creating && !shown && engine_parent_missing(t->path)) {
+  } else if (creating && !shown && scr_engine_parent_missing(t->path)) {
     /* a new file in a directory no rank made (errno says which failure):
      * the file system's answer, and no dataset begins */
     *handled = SCR_PRELOAD_HANDLED;
@@ -682,6 +682,7 @@ static int engine_init(void)
    * whole on every rank, or shown on none */
   scr_restart_settle_cached();
   pthread_mutex_lock(&scr_engine_lock);
+  scr_engine_links_restore();
   /* again: files rebuilt since came back under the names they were encoded with */
   scr_engine_rename_recover();
   scr_peers_gather_cached();
@@ -750,6 +751,7 @@ __attribute__((visibility("default"))) const struct scr_preload_engine scr_prelo
   .open = engine_open,
   .close = engine_close,
   .rename = scr_engine_rename,
+  .link = scr_engine_link,
   .unlink = scr_engine_unlink,
   .truncate = scr_engine_truncate,
   .mkdir = scr_engine_mkdir,

@@ -28,6 +28,7 @@ struct scr_preload_engine {
               int* handled);
   int (*close)(int fd, void* file, int rc, int* handled);
   int (*rename)(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags, int* handled);
+  int (*link)(const scr_preload_target* from, const scr_preload_target* to, int flags, int* handled);
   int (*unlink)(const scr_preload_target* target, int at_flags, int* handled);
   int (*truncate)(const scr_preload_target* target, off64_t length, int* handled);
   int (*mkdir)(const scr_preload_target* target, mode_t mode, int* handled);

@@ -82,6 +82,10 @@ void scr_engine_file_joined(void);
 /* the newest dataset completed in this run (or restored), -1 if none */
 int scr_engine_done_id(void);
 
+/* 1, with errno ENOENT or ENOTDIR, when the directory a new name path would
+ * go in is neither on the file system nor shown by the view; else 0, errno kept */
+int scr_engine_parent_missing(const char* path);
+
 /* the name of the dataset a file of target's rule belongs to (malloc'd) */
 char* scr_engine_dataset_name(const scr_preload_target* t, const char* relpath);
 
@@ -150,6 +154,28 @@ void scr_engine_update_reprotect(void);
  * and not protected again: protect it at the next collective point */
 void scr_engine_update_adopt(int id);
 
+/* the names of dataset's files changed on this rank (a hard link made, or
+ * one name of a file with several deleted: linked set), not their bytes:
+ * its redundancy takes them at the next meeting point, and its flushed copy */
+void scr_engine_update_names(int dataset, int linked);
+
+/* ---- names of one file, hard links (scr_preload_engine_links.c), lock held */
+
+/* the hook (takes the lock) */
+int scr_engine_link(const scr_preload_target* from, const scr_preload_target* to, int flags, int* handled);
+/* visit(cache, meta, arg) for this rank's file `cache` of dataset id and
+ * each other name of it there (its hard links: the same LINK, scr_filemap.h);
+ * stops at and returns the first non-zero result */
+int scr_engine_link_each(int id, const char* cache, int (*visit)(const char* cache, scr_kvtree* meta, void* arg),
+                         void* arg);
+/* another name (its cache path) of this rank's file `cache` of dataset id, or NULL */
+const char* scr_engine_link_other(int id, const char* cache);
+/* 1 when cache paths a and b of dataset id are names of one file */
+int scr_engine_link_same(int id, const char* a, const char* b);
+/* at start-up, after a rebuild or a move to another node, which make each
+ * name a file of its own: the names of one file are hard links again */
+void scr_engine_links_restore(void);
+
 /* ---- calls that change names (scr_preload_engine_names.c), the hooks */
 int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                       int* handled);
@@ -204,10 +230,13 @@ char* scr_peers_stat_path(const char* orig);
 /* orig is another rank's file shown here: it leaves this rank's view, its
  * owner deletes it at the next meeting point; 1 and *dataset, else 0 */
 int scr_peers_unlink(const char* orig, int* dataset);
-/* this rank deleted (renamed) its own file of complete dataset id: the other
- * ranks learn it at the next meeting point */
+/* 1 when another rank's file is shown at orig */
+int scr_peers_shows(const char* orig);
+/* this rank deleted (renamed, gave another name: a hard link) its own file
+ * of complete dataset id: the other ranks learn it at the next meeting point */
 void scr_peers_note_deleted(int id, const char* orig);
 void scr_peers_note_renamed(int id, const char* from, const char* to);
+void scr_peers_note_linked(int id, const char* from, const char* to);
 /* a directory was renamed (here, or by another rank: scr_engine_rename_sync) */
 void scr_peers_rename_directory(const char* from, const char* to);
 /* 1 when this rank has changes to tell; the collective that tells them */

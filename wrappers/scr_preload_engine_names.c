@@ -170,14 +170,68 @@ static void engine_mark_taken_apart(int id)
   scr_cache_save_filemap();
 }
 
+/* the cached file shown at orig left the filemap (rc and saved_errno: the
+ * removal of its cache file): the filemap saved, and the name gone from the
+ * mirror and from the prefix directory, its directory kept; 0 when either
+ * removal found something, else -1 with saved_errno */
+static int engine_name_gone(const char* orig, int rc, int saved_errno)
+{
+  scr_cache_save_filemap();
+  scr_mirror_forget(orig);
+  if (unlink(orig) == 0) rc = 0;
+  engine_keep_parent(orig);
+  if (rc != 0) errno = saved_errno;
+  return rc;
+}
+
+/* one name (cached, shown at orig) of this rank's file of dataset that has
+ * others there (hard links: `other`) goes, as on a file system: the file and
+ * its dataset stay whole, its copy on the prefix directory loses that name.
+ * Its dataset's redundancy may know the file by this name: until it is
+ * encoded again at the next meeting point, a rebuild finds the bytes under
+ * the other (REDALIAS). 0, or -1 with errno. */
+static int engine_drop_name(const char* cached, const char* other, int dataset, const char* orig)
+{
+  scr_kvtree* files = scr_filemap_get_files(scr.filemap, dataset, scr.rank);
+  scr_kvtree* entry = scr_kvtree_get(files, cached);
+  scr_kvtree* kept = scr_kvtree_get(files, other);
+  if (!scr_engine_writing(dataset)) {
+    const char* encoded = scr_kvtree_get_val(entry, SCR_FILEMAP_KEY_REDUNDANCY_PATH);
+    scr_kvtree_add_kv(kept, SCR_FILEMAP_KEY_REDUNDANCY_ALIAS, encoded ? encoded : cached);
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(entry, SCR_FILEMAP_KEY_REDUNDANCY_ALIAS)); e;
+         e = scr_kvtree_next(e))
+      scr_kvtree_add_kv(kept, SCR_FILEMAP_KEY_REDUNDANCY_ALIAS, scr_kvtree_elem_key(e));
+    scr_filemap_set_file_count(scr.filemap, dataset, scr.rank,
+                               scr_filemap_get_file_count(scr.filemap, dataset, scr.rank) - 1);
+    scr_engine_update_names(dataset, 1);
+    if (!engine_deleting_for_peer) scr_peers_note_deleted(dataset, orig);
+    /* its rank2file map names a file the prefix directory loses now */
+    if (scr.rank == 0 && scr_flush_is_flushed(dataset)) scr_engine_update_prefix_moving(dataset);
+  }
+  int rc = unlink(cached);
+  int saved_errno = errno;
+  scr_kvtree_unset(files, cached);
+  /* the last name left is a file like any other */
+  if (!scr_engine_link_other(dataset, other)) scr_kvtree_unset(kept, SCR_FILEMAP_KEY_LINK);
+  rc = engine_name_gone(orig, rc, saved_errno);
+  saved_errno = errno;
+  scr_fault_point("unlink"); /* a name gone, the redundancy still knows the file by it */
+  errno = saved_errno;
+  return rc;
+}
+
 /* this rank's cached file of dataset, shown at orig, leaves the cache and the
  * dataset, and its copy on the prefix directory goes too: 0, or -1 with
  * errno when neither existed. The dataset keeps its count of files, so a
  * complete one that lost a file no longer checks as complete here, and no
- * restart picks what the application took apart. */
+ * restart picks what the application took apart. A file with another name
+ * in the dataset loses only this one (engine_drop_name). */
 static int engine_drop_cached(const char* cached, int dataset, const char* orig)
 {
   scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
+  const char* other = scr_kvtree_get(scr_kvtree_get(mine, "FILE"), cached) ? scr_engine_link_other(dataset, cached)
+                                                                           : NULL;
+  if (other) return engine_drop_name(cached, other, dataset, orig);
   if (scr_kvtree_get(scr_kvtree_get(mine, "FILE"), cached)) {
     engine_mark_taken_apart(dataset);
     if (!engine_deleting_for_peer && !scr_engine_writing(dataset)) scr_peers_note_deleted(dataset, orig);
@@ -200,12 +254,7 @@ static int engine_drop_cached(const char* cached, int dataset, const char* orig)
   free(store);
   scr_kvtree_unset(scr_kvtree_get(mine, "FILE"), cached);
   scr_kvtree_unset(scr_kvtree_get(mine, "ATTACHED"), cached);
-  scr_cache_save_filemap();
-  scr_mirror_forget(orig);
-  if (unlink(orig) == 0) rc = 0;
-  engine_keep_parent(orig);
-  if (rc != 0) errno = saved_errno;
-  return rc;
+  return engine_name_gone(orig, rc, saved_errno);
 }
 
 /* orig's newest version left the view (unlink, a rename): the older ones
@@ -761,7 +810,14 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
   int in_cache = cached && !shared && scr_path_is_within(cached, scr.cache_dir);
   const char* source = cached ? cached : from->path;
   int listing = !cached && from->path ? scr_engine_index_listing(from) : -1;
-  if (listing >= 0) {
+  int target_dataset = -1;
+  struct stat st;
+  char* target = in_cache ? scr_view_find(to->path, &target_dataset) : NULL;
+  if (target && target_dataset == dataset && scr_engine_link_same(dataset, cached, target)) {
+    /* two names of one file (hard links): rename(2) does nothing */
+    *handled = SCR_PRELOAD_HANDLED;
+    rc = 0;
+  } else if (listing >= 0) {
     /* a file of a flushed checkpoint the cache let go: renamed where it is,
      * as on a file system, not made a checkpoint file anew, which would make
      * that old step the newest checkpoint; the index stops offering it */
@@ -780,10 +836,11 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
     /* no longer a checkpoint file: out of the cache */
     *handled = SCR_PRELOAD_HANDLED;
     rc = engine_rename_out(cached, dataset, shared, from, to);
-  } else if (rule && relpath && source && access(source, F_OK) == 0) {
+  } else if (rule && relpath && source && lstat(source, &st) == 0 && S_ISREG(st.st_mode)) {
     /* a file written on the prefix directory, or a copy of another rank's,
      * becomes a checkpoint file: copy it into the cache under its new name,
-     * then remove the original */
+     * then remove the original (a symbolic link or a directory at a rule's
+     * name is the file system's, and moves there) */
     char cache[SCR_MAX_FILENAME];
     int attached = 0;
     *handled = SCR_PRELOAD_HANDLED;
@@ -801,6 +858,7 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
       errno = EIO;
     }
   }
+  free(target);
   free(relpath);
   free(cached);
   pthread_mutex_unlock(&scr_engine_lock);

@@ -55,6 +55,7 @@ static struct update_dataset {
   int changed;              /* some byte or name changed since its redundancy was encoded */
   int rewritten;            /* some byte: not only names (a flushed copy moved along holds the rest) */
   int unindexed;            /* this rank marked it incomplete in the index, its flushed copy moving */
+  int linked;               /* some name was a hard link made or deleted (for the message) */
 } *updates = NULL;
 static size_t update_count = 0, update_capacity = 0;
 
@@ -70,7 +71,7 @@ static struct update_dataset* update_find(int id, int make)
     updates = grown;
     update_capacity = capacity;
   }
-  updates[update_count] = (struct update_dataset) { id, 0, 0, 0, 0 };
+  updates[update_count] = (struct update_dataset) { id, 0, 0, 0, 0, 0 };
   return &updates[update_count++];
 }
 
@@ -171,6 +172,20 @@ static int update_differs(const struct scr_engine_file* f, uint64_t* size)
          (scr_io_crc32_file(f->cache, &crc, &read) != SCR_SUCCESS || crc != f->before_crc);
 }
 
+/* one name of the file f opened for update: its entry says so (a file with
+ * hard links has an entry for each, and a change through one is a change of
+ * all: scr_engine_link_each) */
+static int update_mark_open(const char* cache, scr_kvtree* meta, void* arg)
+{
+  (void) cache;
+  const struct scr_engine_file* f = arg;
+  long long open = 0;
+  scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
+  if (open == 0) update_record_snapshot(meta, f);
+  scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open + 1);
+  return 0;
+}
+
 struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, const char* relpath,
                                                 const char* cache)
 {
@@ -184,10 +199,7 @@ struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, c
   f->updating = 1;
   u->open++;
   record_add(f);
-  long long open = 0;
-  scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
-  if (open == 0) update_record_snapshot(meta, f);
-  scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open + 1);
+  scr_engine_link_each(dataset, cache, update_mark_open, f);
   if (scr_cache_save_filemap() != SCR_SUCCESS)
     scr_err("cannot record that %s is open for update: a crash now may leave dataset %d unreadable", orig,
             dataset);
@@ -195,25 +207,61 @@ struct scr_engine_file* scr_engine_update_begin(int dataset, const char* orig, c
   return f;
 }
 
-/* the file f names changed: its entry gets the new size (and CRC, where one
- * is kept), the dataset waits to be protected again */
-static void update_changed(struct update_dataset* u, struct scr_engine_file* f, scr_kvtree* meta, uint64_t size)
+/* what the close of a file opened for update found, for each of its names */
+struct update_close {
+  int changed;
+  uint64_t size;
+  char crc[16];       /* "0x%08x", "" when none is kept */
+  int unreadable;     /* changed, and its CRC could not be had */
+};
+
+/* the file f names changed: the dataset waits to be protected again, and
+ * its new CRC (where one is kept) goes into c */
+static void update_changed(struct update_dataset* u, const struct scr_engine_file* f, const scr_kvtree* meta,
+                           struct update_close* c)
 {
   u->changed = 1;
   u->rewritten = 1;
+  c->changed = 1;
   scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, f->dataset), STALE_KEY, 1);
-  /* its flushed copy, wherever it goes, no longer holds its bytes */
-  scr_kvtree_unset(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
-  scr_kvtree_set_kv_uint64(meta, "SIZE", size);
   if (!scr_kvtree_get_val(meta, "CRC") && !scr.crc_on_copy) return;
   uint32_t crc = 0;
+  uint64_t size = 0;
   if (scr_io_crc32_file(f->cache, &crc, &size) == SCR_SUCCESS) {
-    scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+    snprintf(c->crc, sizeof(c->crc), "0x%08x", crc);
   } else {
     scr_err("cannot read %s back after it was changed in place: dataset %d is no longer whole", f->orig,
             f->dataset);
-    scr_kvtree_set_kv_int(meta, "COMPLETE", 0);
+    c->unreadable = 1;
   }
+}
+
+/* one name of the file closed: its entry gets what changed, and is no
+ * longer open for update once its last descriptor is closed */
+static int update_mark_closed(const char* cache, scr_kvtree* meta, void* arg)
+{
+  (void) cache;
+  const struct update_close* c = arg;
+  if (c->changed) {
+    /* its flushed copy, wherever it goes, no longer holds its bytes */
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
+    scr_kvtree_set_kv_uint64(meta, "SIZE", c->size);
+    if (c->crc[0]) scr_kvtree_set_kv(meta, "CRC", c->crc);
+    if (c->unreadable) scr_kvtree_set_kv_int(meta, "COMPLETE", 0);
+  }
+  long long open = 0;
+  scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
+  if (open > 1) {
+    /* another descriptor may be half-way through a change: the snapshot
+     * stays the one from before the first, and a crash now loses the file */
+    scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open - 1);
+  } else {
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_UPDATING);
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_SIZE);
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CTIME);
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CRC);
+  }
+  return 0;
 }
 
 void scr_engine_update_end(struct scr_engine_file* f)
@@ -223,21 +271,9 @@ void scr_engine_update_end(struct scr_engine_file* f)
   if (u && u->open > 0) u->open--;
   scr_kvtree* meta = update_entry(f->dataset, f->cache);
   if (u && meta) {
-    uint64_t size = 0;
-    int changed = update_differs(f, &size) || f->mapped;
-    if (changed) update_changed(u, f, meta, size);
-    long long open = 0;
-    scr_kvtree_get_int(meta, SCR_FILEMAP_KEY_UPDATING, &open);
-    if (open > 1) {
-      /* another descriptor may be half-way through a change: the snapshot
-       * stays the one from before the first, and a crash now loses the file */
-      scr_kvtree_set_kv_int(meta, SCR_FILEMAP_KEY_UPDATING, open - 1);
-    } else {
-      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_UPDATING);
-      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_SIZE);
-      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CTIME);
-      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_BEFORE_CRC);
-    }
+    struct update_close c = { 0, 0, "", 0 };
+    if (update_differs(f, &c.size) || f->mapped) update_changed(u, f, meta, &c);
+    scr_engine_link_each(f->dataset, f->cache, update_mark_closed, &c);
     scr_cache_save_filemap();
   }
   /* opened read-write and left as it was (or gone with its dataset) */
@@ -277,9 +313,16 @@ void scr_engine_update_moved(int dataset, const char* cache_from, const char* ca
   /* the bytes did not change: the redundancy stays valid (a rebuild finds
    * the file by the path it was encoded under, REDPATH); its names are
    * brought up to date at the next meeting point */
-  struct update_dataset* u = update_find(dataset, 1);
-  if (u) u->changed = 1;
+  scr_engine_update_names(dataset, 0);
   scr_cache_save_filemap();
+}
+
+void scr_engine_update_names(int dataset, int linked)
+{
+  struct update_dataset* u = update_find(dataset, 1);
+  if (!u) return;
+  u->changed = 1;
+  if (linked) u->linked = 1;
 }
 
 int scr_engine_update_truncate(int dataset, const char* orig, const char* cache, off64_t length)
@@ -427,11 +470,12 @@ static void update_rename(int id, scr_kvtree* desc)
 }
 
 /* collective: dataset id, changed in place or renamed on some rank
- * (rewritten: some rank changed bytes, agreed), gets its totals and its redundancy
+ * (rewritten: some rank changed bytes; linked: some rank made or deleted a
+ * hard link; both agreed), gets its totals and its redundancy
  * anew, and its copy on the prefix directory, if it had one: the files
  * whose bytes changed are copied again; an older checkpoint stays behind
  * the newest in the index */
-static void update_reprotect(int id, int rewritten)
+static void update_reprotect(int id, int rewritten, int linked)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
@@ -473,7 +517,7 @@ static void update_reprotect(int id, int rewritten)
   uint64_t copied = 1;
   int reflushed = flush && scr_flush_dataset_again(id, newest, &copied) == SCR_SUCCESS;
   if (scr.rank != 0) return;
-  const char* what = rewritten ? "changed in place" : "renamed";
+  const char* what = rewritten ? "changed in place" : linked ? "given or lost hard links" : "renamed";
   if (!encoded)
     scr_err("dataset %d was %s and its redundancy could not be encoded again: nothing will be rebuilt from it",
             id, what);
@@ -521,13 +565,14 @@ void scr_engine_update_reprotect(void)
      * node lost with the rank that changed it (and its filemap) leaves a
      * survivor that refuses to rebuild from the old redundancy */
     int rewritten = !scr_mpi_all_true(!(u && u->rewritten), scr.comm_world);
+    int linked = !scr_mpi_all_true(!(u && u->linked), scr.comm_world);
     if (rewritten && !update_is_stale(id)) {
       scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, id), STALE_KEY, 1);
       scr_cache_save_filemap();
     }
     /* a rank still changing it: the next meeting point */
     if (!scr_mpi_all_true(!u || u->open == 0, scr.comm_world)) continue;
-    update_reprotect(id, rewritten);
+    update_reprotect(id, rewritten, linked);
     update_forget(id);
   }
 }
@@ -547,11 +592,13 @@ void scr_engine_update_adopt(int id)
   }
   if (dirty) scr_cache_save_filemap();
   /* what changed, the run before knew: bytes (stale), or only names (a
-   * file still recorded under the path its redundancy names) */
+   * file still recorded under the path its redundancy names, or also under
+   * a name of it that was deleted) */
   int renamed = 0;
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
        e = scr_kvtree_next(e))
-    renamed |= scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH) != NULL;
+    renamed |= scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH) != NULL ||
+               scr_kvtree_get(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_ALIAS) != NULL;
   int stale = update_is_stale(id);
   if (!stale && !renamed) return;
   struct update_dataset* u = update_find(id, 1);

@@ -56,6 +56,15 @@ int scr_preload_hook_rename(const scr_preload_target* from, const scr_preload_ta
   return -1;
 }
 
+int scr_preload_hook_link(const scr_preload_target* from, const scr_preload_target* to, int flags, int* handled)
+{
+  HOOK_DISPATCH(link, from, to, flags, handled);
+  HOOK_SAY("preload hook: %s %s -> %s flags 0x%x: not handled", from->call, from->path ? from->path : "(unresolved)",
+           to->path ? to->path : "(unresolved)", (unsigned) flags);
+  *handled = SCR_PRELOAD_PASS;
+  return -1;
+}
+
 int scr_preload_hook_unlink(const scr_preload_target* target, int at_flags, int* handled)
 {
   HOOK_DISPATCH(unlink, target, at_flags, handled);

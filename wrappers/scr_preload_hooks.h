@@ -119,6 +119,15 @@ SCR_PRELOAD_API int scr_preload_hook_close(int fd, void* file, int rc, int* hand
 SCR_PRELOAD_API int scr_preload_hook_rename(const scr_preload_target* from, const scr_preload_target* to,
                             unsigned int flags, int* handled);
 
+/* link, linkat (flags: AT_SYMLINK_FOLLOW or 0, the link already followed
+ * into from->path when it leads into the view), when from or to matches a
+ * rule's file (the other side's target resolved, with match.rule -1).
+ * HANDLED: 0 (the new name made: a second name of a cached file) or -1 with
+ * errno, as a file system would refuse it (EEXIST, ENOENT, EXDEV between the
+ * cache and the file system...); PASS: the real link. */
+SCR_PRELOAD_API int scr_preload_hook_link(const scr_preload_target* from, const scr_preload_target* to, int flags,
+                                          int* handled);
+
 /* unlink, unlinkat (at_flags: 0 or AT_REMOVEDIR, in which case target may be
  * a rule directory). HANDLED: 0 or -1 with errno. */
 SCR_PRELOAD_API int scr_preload_hook_unlink(const scr_preload_target* target, int at_flags, int* handled);

@@ -227,16 +227,24 @@ SCR_PRELOAD_WRAPPER int truncate64(const char* path, off64_t length)
 
 /* --- mkdir, mkdirat: made on the file system, where every rank sees them */
 
-static int mkdir_real(int is_at, int dirfd, const char* path, mode_t mode)
+typedef struct {
+  int is_at;
+  int dirfd;
+  const char* path;
+  mode_t mode;
+} mkdir_call;
+
+static int mkdir_real(void* arg)
 {
-  if (!is_at) {
+  const mkdir_call* c = arg;
+  if (!c->is_at) {
     int (*real)(const char*, mode_t) = SCR_REAL(mkdir);
-    if (real) return real(path, mode);
+    if (real) return real(c->path, c->mode);
   } else {
     int (*real)(int, const char*, mode_t) = SCR_REAL(mkdirat);
-    if (real) return real(dirfd, path, mode);
+    if (real) return real(c->dirfd, c->path, c->mode);
   }
-  return (int) syscall(SYS_mkdirat, dirfd, path, mode);
+  return (int) syscall(SYS_mkdirat, c->dirfd, c->path, c->mode);
 }
 
 /* the real mkdir; below a rule directory that exists only in the view,
@@ -245,28 +253,14 @@ static int mkdir_real(int is_at, int dirfd, const char* path, mode_t mode)
  * lies below one (ENOTDIR) */
 static int mkdir_passed(const scr_preload_ruleset* rules, int is_at, int dirfd, const char* path, mode_t mode)
 {
-  int saved_errno = errno;
-  int rc = mkdir_real(is_at, dirfd, path, mode);
-  if (rc == 0 || errno != ENOENT) return rc;
-  const char* call = is_at ? "mkdirat" : "mkdir";
-  scr_preload_lookup l;
-  char shown[PATH_MAX];
-  if (rules && scr_preload_lookup_shown(&l, rules, call, dirfd, path, shown)) {
-    errno = EEXIST;
-    return -1;
-  }
-  if (scr_preload_wrap_below_file(rules, call, dirfd, path, 0)) {
-    errno = ENOTDIR;
-    return -1;
-  }
-  if (!scr_preload_wrap_materialize_parent(call, dirfd, path)) return rc;
-  errno = saved_errno;
-  return mkdir_real(is_at, dirfd, path, mode);
+  mkdir_call c = { is_at, dirfd, path, mode };
+  if (!rules) return mkdir_real(&c);
+  return scr_preload_wrap_make(rules, is_at ? "mkdirat" : "mkdir", dirfd, path, mkdir_real, &c);
 }
 
 static int mkdir_routed(int is_at, const scr_preload_ruleset* rules, int dirfd, const char* path, mode_t mode)
 {
-  if (!rules) return mkdir_real(is_at, dirfd, path, mode);
+  if (!rules) return mkdir_passed(NULL, is_at, dirfd, path, mode);
   /* in a virtual directory's mirror: the directory is made at its original
    * path, which materializes the virtual one (mkdir_passed) */
   char original[PATH_MAX];

@@ -42,6 +42,8 @@ static int open_real(int kind, int dirfd, const char* path, int flags, mode_t mo
   return (int) syscall(SYS_openat, dirfd, path, flags, mode);
 }
 
+static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t mode);
+
 /* a matching open: the engine decides. flags are those of the open as the
  * engine sees them (creat's O_CREAT|O_WRONLY|O_TRUNC included) */
 static SCR_PRELOAD_COLD int open_matched(int kind, const scr_preload_lookup* l, int dirfd, const char* path,
@@ -68,13 +70,19 @@ static SCR_PRELOAD_COLD int open_matched(int kind, const scr_preload_lookup* l, 
     decision = handled == SCR_PRELOAD_REDIRECT ? SCR_PRELOAD_DECISION_REDIRECTED : SCR_PRELOAD_DECISION_PASSED;
     fd = handled == SCR_PRELOAD_REDIRECT ? open_real(kind, AT_FDCWD, redirect, flags, mode)
                                          : open_real(kind, dirfd, path, flags, mode);
+    /* a symbolic link at the rule's name that leads into the view */
+    char followed[PATH_MAX];
+    if (fd < 0 && handled == SCR_PRELOAD_PASS && errno == ENOENT &&
+        scr_preload_wrap_follow(l->t.rules, dirfd, path, !(flags & O_NOFOLLOW), followed)) {
+      errno = saved_errno;
+      SCR_PRELOAD_FOLLOWED(fd, open_routed(kind, AT_FDCWD, followed, flags, mode));
+      return fd;
+    }
   }
   if (fd >= 0) scr_preload_wrap_track(fd, SCR_PRELOAD_FD_FILE, &l->t, 1, file);
   scr_preload_report_open(&l->t, decision);
   return fd;
 }
-
-static int open_routed(int kind, int dirfd, const char* path, int flags, mode_t mode);
 
 /* the real open failed with ENOENT or ENOTDIR: a rule directory that the
  * file system does not have may be virtual, and a program may open it as a
@@ -335,6 +343,9 @@ static FILE* stdio_adopt(int kind, const scr_preload_target* t, int fd, void* fi
   return f;
 }
 
+static FILE* stdio_routed(int kind, const scr_preload_ruleset* rules, const char* path, const char* mode,
+                          FILE* stream);
+
 /* the new file of an fopen or freopen with rules loaded */
 static SCR_PRELOAD_COLD FILE* stdio_matched(int kind, const scr_preload_lookup* l, int flags, const char* path,
                                             const char* mode, FILE* stream)
@@ -370,14 +381,20 @@ static SCR_PRELOAD_COLD FILE* stdio_matched(int kind, const scr_preload_lookup* 
   }
   errno = saved_errno;
   f = stdio_real(kind, handled == SCR_PRELOAD_REDIRECT ? redirect : path, mode, stream);
+  /* a symbolic link at the rule's name that leads into the view (not for
+   * freopen: its stream is closed by now) */
+  char followed[PATH_MAX];
+  if (!f && handled == SCR_PRELOAD_PASS && errno == ENOENT && (kind == FOPEN || kind == FOPEN64) &&
+      scr_preload_wrap_follow(l->t.rules, AT_FDCWD, path, 1, followed)) {
+    errno = saved_errno;
+    SCR_PRELOAD_FOLLOWED(f, stdio_routed(kind, l->t.rules, followed, mode, stream));
+    return f;
+  }
   stdio_track(f, &l->t, 1);
   scr_preload_report_open(&l->t, handled == SCR_PRELOAD_REDIRECT ? SCR_PRELOAD_DECISION_REDIRECTED
                                                                  : SCR_PRELOAD_DECISION_PASSED);
   return f;
 }
-
-static FILE* stdio_routed(int kind, const scr_preload_ruleset* rules, const char* path, const char* mode,
-                          FILE* stream);
 
 /* the real fopen found no directory for a new file: one that exists only
  * in the view is made on the file system, and the fopen tried again; or

@@ -53,7 +53,8 @@ static size_t* peer_index = NULL;
 static size_t peer_index_size = 0;
 
 /* what this rank changed since the last exchange: records "D\0id\0owner\0orig\0"
- * (deleted) and "R\0id\0owner\0from\0to\0" (renamed) */
+ * (deleted), "R\0id\0owner\0from\0to\0" (renamed) and "L\0id\0owner\0from\0to\0"
+ * (another name, a hard link, given to the file from) */
 static char* pending = NULL;
 static size_t pending_bytes = 0;
 
@@ -360,6 +361,12 @@ static void pending_add(char op, int id, int owner, const char* from, const char
   pending_bytes += (size_t) n + a + b;
 }
 
+int scr_peers_shows(const char* orig)
+{
+  struct peer_file* p = peer_lookup(orig);
+  return p && peer_shown(p);
+}
+
 int scr_peers_unlink(const char* orig, int* dataset)
 {
   struct peer_file* p = peer_lookup(orig);
@@ -379,6 +386,11 @@ void scr_peers_note_deleted(int id, const char* orig)
 void scr_peers_note_renamed(int id, const char* from, const char* to)
 {
   pending_add('R', id, scr.rank, from, to);
+}
+
+void scr_peers_note_linked(int id, const char* from, const char* to)
+{
+  pending_add('L', id, scr.rank, from, to);
 }
 
 void scr_peers_rename_directory(const char* from, const char* to)
@@ -435,7 +447,7 @@ void scr_peers_sync(void)
       const char* from = p;
       p += strlen(p) + 1;
       const char* to = NULL;
-      if (op == 'R') {
+      if (op == 'R' || op == 'L') {
         to = p;
         p += strlen(p) + 1;
       }
@@ -450,6 +462,10 @@ void scr_peers_sync(void)
       if (op == 'D') {
         free(f->orig);
         f->orig = NULL;
+      } else if (op == 'L') {
+        /* the entry may move in the table: its values first */
+        struct peer_file copy = *f;
+        peer_add(to, copy.dataset, copy.owner, copy.size, copy.mode, copy.mtime_sec, copy.mtime_nsec);
       } else {
         struct peer_file copy = *f;
         f->orig = NULL;

@@ -81,6 +81,16 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(dup3, "dup3", NULL, int, (int, int, int)) \
   X(fcntl, "fcntl", NULL, int, (int, int, ...)) \
   X(fcntl64, "fcntl64", NULL, int, (int, int, ...)) \
+  /* links: a cached file's second name, symbolic links at rule paths */ \
+  X(link, "link", NULL, int, (const char*, const char*)) \
+  X(linkat, "linkat", NULL, int, (int, const char*, int, const char*, int)) \
+  X(symlink, "symlink", NULL, int, (const char*, const char*)) \
+  X(symlinkat, "symlinkat", NULL, int, (const char*, int, const char*)) \
+  X(readlink, "readlink", NULL, ssize_t, (const char*, char*, size_t)) \
+  X(readlinkat, "readlinkat", NULL, ssize_t, (int, const char*, char*, size_t)) \
+  /* _FORTIFY_SOURCE builds call these instead of readlink */ \
+  X(__readlink_chk, "__readlink_chk", NULL, ssize_t, (const char*, char*, size_t, size_t)) \
+  X(__readlinkat_chk, "__readlinkat_chk", NULL, ssize_t, (int, const char*, char*, size_t, size_t)) \
   /* virtual dataset directories */ \
   X(mkdir, "mkdir", NULL, int, (const char*, mode_t)) \
   X(mkdirat, "mkdirat", NULL, int, (int, const char*, mode_t)) \

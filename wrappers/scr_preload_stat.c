@@ -112,17 +112,28 @@ static int stat_ask(const stat_call* c, const scr_preload_target* t, char* redir
   return 0;
 }
 
-/* a file of a rule: the engine first, as the cache may hold a newer one */
+static int stat_routed(const scr_preload_ruleset* rules, const stat_call* c, const char* path);
+
+/* a file of a rule: the engine first, as the cache may hold a newer one;
+ * then the file system, where a symbolic link at the rule's name may lead
+ * into the view */
 static SCR_PRELOAD_COLD int stat_matched(const stat_call* c, const scr_preload_lookup* l, const char* path)
 {
-  char redirect[PATH_MAX];
+  char redirect[PATH_MAX], followed[PATH_MAX];
   redirect[0] = '\0';
   int rc;
-  if (!scr_preload_state_dryrun() && stat_ask(c, &l->t, redirect, &path, &rc)) return rc;
-  return stat_real(c, path);
+  if (scr_preload_state_dryrun()) return stat_real(c, path);
+  const char* named = path;
+  if (stat_ask(c, &l->t, redirect, &path, &rc)) return rc;
+  int saved_errno = errno;
+  rc = stat_real(c, path);
+  if (rc == 0 || errno != ENOENT || path != named ||
+      !scr_preload_wrap_follow(l->t.rules, c->dirfd, named, !(stat_at_flags(c) & AT_SYMLINK_NOFOLLOW), followed))
+    return rc;
+  errno = saved_errno;
+  SCR_PRELOAD_FOLLOWED(rc, stat_routed(l->t.rules, c, followed));
+  return rc;
 }
-
-static int stat_routed(const scr_preload_ruleset* rules, const stat_call* c, const char* path);
 
 /* the real call failed with ENOENT or ENOTDIR: a rule directory that the
  * file system does not have may be virtual, or a symbolic link lead into one */

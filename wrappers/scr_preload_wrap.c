@@ -227,6 +227,33 @@ int scr_preload_wrap_materialize_parent(const char* call, int dirfd, const char*
   return scr_preload_wrap_materialize(call, dirfd, dir);
 }
 
+int scr_preload_wrap_make_missing(const scr_preload_ruleset* rules, const char* call, int dirfd, const char* path,
+                                  int (*make)(void* arg), void* arg, int saved_errno)
+{
+  if (errno != ENOENT || !rules) return -1;
+  scr_preload_lookup l;
+  char shown[PATH_MAX];
+  if (scr_preload_lookup_shown(&l, rules, call, dirfd, path, shown)) {
+    errno = EEXIST;
+    return -1;
+  }
+  if (scr_preload_wrap_below_file(rules, call, dirfd, path, 0)) {
+    errno = ENOTDIR;
+    return -1;
+  }
+  if (!scr_preload_wrap_materialize_parent(call, dirfd, path)) return -1;
+  errno = saved_errno;
+  return make(arg);
+}
+
+int scr_preload_wrap_make(const scr_preload_ruleset* rules, const char* call, int dirfd, const char* path,
+                          int (*make)(void* arg), void* arg)
+{
+  int saved_errno = errno;
+  int rc = make(arg);
+  return rc == 0 ? 0 : scr_preload_wrap_make_missing(rules, call, dirfd, path, make, arg, saved_errno);
+}
+
 int scr_preload_wrap_unmirror(int dirfd, const char* path, char* original)
 {
   __asm__("" : "+r"(path));

@@ -242,6 +242,17 @@ extern __thread int scr_preload_wrap_following;
 int scr_preload_wrap_materialize(const char* call, int dirfd, const char* dir);
 int scr_preload_wrap_materialize_parent(const char* call, int dirfd, const char* path);
 
+/* a name made on the file system (mkdir, symlink, link) by make(arg), which
+ * returns 0 or -1 with errno; when that fails with ENOENT: EEXIST where the
+ * view shows the name itself (in a directory only the view has), ENOTDIR
+ * below a file it shows, and make(arg) again once a parent directory that
+ * exists only in the view is made on the file system (errno then as before
+ * the call: saved_errno). make_missing is the same after make failed. */
+int scr_preload_wrap_make(const scr_preload_ruleset* rules, const char* call, int dirfd, const char* path,
+                          int (*make)(void* arg), void* arg);
+int scr_preload_wrap_make_missing(const scr_preload_ruleset* rules, const char* call, int dirfd, const char* path,
+                                  int (*make)(void* arg), void* arg, int saved_errno);
+
 /* 1 when the engine shows (dirfd, path) (a cached file, or a rule directory the file
  * system lacks), with l filled and shown (PATH_MAX bytes) set to where it
  * keeps it; 0 otherwise (no rules, a dry run, not shown). Keeps errno. */

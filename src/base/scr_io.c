@@ -416,6 +416,29 @@ done:;
   return rc;
 }
 
+int scr_io_link_file(const char* existing, const char* dst, mode_t parent_mode)
+{
+  char* dir = scr_path_dirname(dst);
+  char* tmp = NULL;
+  if (!dir || asprintf(&tmp, "%s.tmp.%ld", dst, (long) getpid()) < 0) {
+    free(dir);
+    errno = ENOMEM;
+    return SCR_ERR_NOMEM;
+  }
+  int rc = scr_io_mkdir_p(dir, parent_mode);
+  /* a temporary name a crash left behind is ours to replace */
+  if (rc == SCR_SUCCESS && unlink(tmp) != 0 && errno != ENOENT) rc = SCR_ERR_IO;
+  if (rc == SCR_SUCCESS && link(existing, tmp) != 0) rc = SCR_ERR_IO;
+  else if (rc == SCR_SUCCESS && rename(tmp, dst) != 0) rc = SCR_ERR_IO;
+  if (rc == SCR_SUCCESS) rc = scr_io_fsync_dir(dir);
+  int saved_errno = errno;
+  if (rc != SCR_SUCCESS) unlink(tmp);
+  free(tmp);
+  free(dir);
+  errno = saved_errno;
+  return rc;
+}
+
 int scr_io_lock(const char* path, int* fd)
 {
   *fd = -1;

@@ -42,6 +42,11 @@ int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
  * SCR_ERR_FAILURE returned, nothing logged) */
 int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode, uint32_t* crc, uint64_t* size,
                            int (*pace)(uint64_t copied, void* arg), void* arg);
+/* dst made a hard link of existing, the same way (a link at the temporary
+ * name renamed over dst), so dst is either what it was or the other name of
+ * existing; missing parents of dst are created with parent_mode. SCR_SUCCESS,
+ * or an error with errno set (EXDEV across file systems) */
+int scr_io_link_file(const char* existing, const char* dst, mode_t parent_mode);
 /* an exclusive flock on path (created 0600 if missing, never through a
  * symlink), waiting for other holders through signals: SCR_SUCCESS with *fd
  * set, or SCR_ERR_IO (logged). flock rather than fcntl locks: they belong to

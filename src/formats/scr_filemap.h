@@ -32,6 +32,13 @@
  *                                            /FLUSHED_COPY: "dev:ino:mtime" of the copy
  *        its last flush made on the prefix directory, kept while the cached
  *        bytes are the ones it copied
+ *                                            /LINK: the files of the rank in the dataset
+ *        with the same LINK are names of one file (the preload layer's link(2)):
+ *        hard links of each other in cache and on the prefix directory, made
+ *        again after a rebuild, a fetch or a move to another node
+ *                                            /REDALIAS/<path>: more cache paths its
+ *        dataset's redundancy knows it by (a hard link of it encoded there was
+ *        deleted since), besides REDPATH or its own
  *   DSET/<id>/RANK/<rank>/REDFILE/<cache path>/SIZE, CRC    redundancy data
  *   DSET/<id>/RANK/<rank>/ATTACHED/<cache path>/ORIG, RELPATH, SIZE, CRC
  *        files the preload layer attached to the complete dataset (a pointer
@@ -46,6 +53,8 @@
 #define SCR_FILEMAP_KEY_BEFORE_CRC "BEFORE_CRC"
 #define SCR_FILEMAP_KEY_REDUNDANCY_PATH "REDPATH"
 #define SCR_FILEMAP_KEY_FLUSHED_COPY "FLUSHED_COPY"
+#define SCR_FILEMAP_KEY_LINK "LINK"
+#define SCR_FILEMAP_KEY_REDUNDANCY_ALIAS "REDALIAS"
 
 /* "<cntl_dir>/filemap_<rank>.scr", malloc'd */
 char* scr_filemap_path(const char* cntl_dir, int rank);

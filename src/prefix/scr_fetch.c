@@ -34,6 +34,9 @@ static int scr_fetch_copy_files(int id, const scr_kvtree* mine)
   }
   scr_filemap_set_file_count(scr.filemap, id, scr.rank, (int) expected);
   char path[4096];
+  /* LINK/<group>/{PATH, SIZE, CRC}: the cache file of each file with several
+   * names, which its other names are made hard links of, not copied again */
+  scr_kvtree* linked = scr_kvtree_new();
   scr_kvtree_elem* e;
   for (e = scr_kvtree_first(files); e && ok; e = scr_kvtree_next(e)) {
     const char* relpath = scr_kvtree_elem_key(e);
@@ -43,8 +46,23 @@ static int scr_fetch_copy_files(int id, const scr_kvtree* mine)
     uint32_t crc = 0;
     scr_kvtree_get_uint64(info, "SIZE", &want);
     const char* want_crc = scr_kvtree_get_val(info, "CRC");
-    if (scr_cache_route_file(id, src, relpath, path, sizeof(path)) != SCR_SUCCESS ||
-        scr_io_copy_file(src, path, 0700, &crc, &size) != SCR_SUCCESS) {
+    const char* group = scr_kvtree_get_val(info, SCR_FILEMAP_KEY_LINK);
+    scr_kvtree* first = group ? scr_kvtree_get_kv(linked, "LINK", group) : NULL;
+    int got = scr_cache_route_file(id, src, relpath, path, sizeof(path)) == SCR_SUCCESS;
+    if (got && first) {
+      got = scr_io_link_file(scr_kvtree_get_val(first, "PATH"), path, 0700) == SCR_SUCCESS;
+      scr_kvtree_get_uint64(first, "SIZE", &size);
+      crc = (uint32_t) strtoul(scr_kvtree_get_val(first, "CRC"), NULL, 16);
+    } else if (got) {
+      got = scr_io_copy_file(src, path, 0700, &crc, &size) == SCR_SUCCESS;
+    }
+    if (got && group && !first) {
+      scr_kvtree* made = scr_kvtree_add_kv(linked, "LINK", group);
+      scr_kvtree_set_kv(made, "PATH", path);
+      scr_kvtree_set_kv_uint64(made, "SIZE", size);
+      scr_kvtree_set_kvf(made, "CRC", "0x%08x", crc);
+    }
+    if (!got) {
       scr_err("fetch of dataset %d: cannot copy %s into cache", id, src);
       ok = 0;
     } else if (size != want) {
@@ -60,9 +78,11 @@ static int scr_fetch_copy_files(int id, const scr_kvtree* mine)
       scr_kvtree_set_kv_uint64(meta, "SIZE", size);
       scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
       scr_kvtree_set_kv_int(meta, "COMPLETE", 1);
+      if (group) scr_kvtree_set_kv(meta, SCR_FILEMAP_KEY_LINK, group);
     }
     free(src);
   }
+  scr_kvtree_delete(&linked);
   return ok;
 }
 

@@ -116,6 +116,9 @@ int scr_flush_check_copy(int id, const char* src, const char* dst, scr_kvtree* m
   if (ok) {
     scr_kvtree* f = scr_kvtree_add_kv(mine, "FILE", scr_kvtree_get_val(meta, "RELPATH"));
     scr_kvtree_set_kv_uint64(f, "SIZE", size);
+    /* a fetch makes the names one file again */
+    const char* group = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_LINK);
+    if (group) scr_kvtree_set_kv(f, SCR_FILEMAP_KEY_LINK, group);
     if (scr.crc_on_flush) {
       scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
       scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
@@ -154,6 +157,9 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
   int ok = 1;
   scr_kvtree* mine = scr_flush_rank2file_start(id, rank2file);
   scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
+  /* LINK/<group>/{DST, SIZE, CRC}: the copy made of each file with several
+   * names (hard links of one another), which its other names link to */
+  scr_kvtree* linked = scr_kvtree_new();
   for (scr_kvtree_elem* e = scr_kvtree_first(files); e && ok; e = scr_kvtree_next(e)) {
     const char* src = scr_kvtree_elem_key(e);
     scr_kvtree* meta = scr_kvtree_elem_tree(e);
@@ -163,7 +169,18 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
     int rc;
     if (!dst) { ok = 0; break; }
     const char* recorded = scr_kvtree_get_val(meta, "CRC");
-    if (moved && (recorded || !scr.crc_on_flush) && scr_flush_copy_is_in_place(meta, dst)) {
+    const char* group = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_LINK);
+    scr_kvtree* first = group ? scr_kvtree_get_kv(linked, "LINK", group) : NULL;
+    if (first) {
+      /* another name of a file copied already: the same file there too */
+      const char* to = scr_kvtree_get_val(first, "DST");
+      struct stat a, b;
+      rc = stat(to, &a) == 0 && stat(dst, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
+               ? SCR_SUCCESS : scr_io_link_file(to, dst, 0755);
+      scr_kvtree_get_uint64(first, "SIZE", &size);
+      crc = (uint32_t) strtoul(scr_kvtree_get_val(first, "CRC"), NULL, 16);
+      if (rc == SCR_SUCCESS && moved) (*moved)++;
+    } else if (moved && (recorded || !scr.crc_on_flush) && scr_flush_copy_is_in_place(meta, dst)) {
       /* what check_copy then compares with the filemap is the filemap's */
       scr_kvtree_get_uint64(meta, "SIZE", &size);
       crc = recorded ? (uint32_t) strtoul(recorded, NULL, 16) : 0;
@@ -179,9 +196,16 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
       }
     }
     ok = scr_flush_check_copy(id, src, dst, meta, rc, size, crc, mine);
+    if (ok && group && !first) {
+      scr_kvtree* made = scr_kvtree_add_kv(linked, "LINK", group);
+      scr_kvtree_set_kv(made, "DST", dst);
+      scr_kvtree_set_kv_uint64(made, "SIZE", size);
+      scr_kvtree_set_kvf(made, "CRC", "0x%08x", crc);
+    }
     free(dst);
     scr_fault_point("flush"); /* a file on the prefix directory, the dataset not yet */
   }
+  scr_kvtree_delete(&linked);
   if (ok) scr_flush_copy_attached(id);
   return ok;
 }

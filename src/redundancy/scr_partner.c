@@ -18,7 +18,7 @@
 
 #define SCR_PARTNER_TAG 7302
 
-/* FILE/<i>/{PATH, ORIG, RELPATH, SIZE} of this rank, in a fixed order */
+/* FILE/<i>/{PATH, ORIG, RELPATH, SIZE, LINK} of this rank, in a fixed order */
 static scr_kvtree* scr_partner_my_meta(int id)
 {
   scr_kvtree* files = scr_kvtree_copy(scr_filemap_get_files(scr.filemap, id, scr.rank));
@@ -34,6 +34,9 @@ static scr_kvtree* scr_partner_my_meta(int id)
     scr_kvtree_set_kv(f, "ORIG", scr_kvtree_get_val(src, "ORIG"));
     scr_kvtree_set_kv(f, "RELPATH", scr_kvtree_get_val(src, "RELPATH"));
     scr_kvtree_set_kv(f, "SIZE", scr_kvtree_get_val(src, "SIZE"));
+    /* names of one file (scr_filemap.h): one again after a rebuild */
+    const char* group = scr_kvtree_get_val(src, SCR_FILEMAP_KEY_LINK);
+    if (group) scr_kvtree_set_kv(f, SCR_FILEMAP_KEY_LINK, group);
   }
   scr_kvtree_set_kv_int(meta, "FILES", i);
   scr_kvtree_delete(&files);

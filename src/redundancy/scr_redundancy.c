@@ -37,7 +37,15 @@ static scr_kvtree* scr_redundancy_my_files(int id)
   return files;
 }
 
-/* MEMBER/<index>/{RANK, FILES, FILE/<i>/{PATH, ORIG, RELPATH, SIZE, CRC}} for this rank */
+/* a file with other names (hard links, scr_filemap.h) says so in the
+ * header too, so that a rebuild makes them one file again */
+static void scr_redundancy_keep_link(scr_kvtree* f, const scr_kvtree* meta)
+{
+  const char* group = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_LINK);
+  if (group) scr_kvtree_set_kv(f, SCR_FILEMAP_KEY_LINK, group);
+}
+
+/* MEMBER/<index>/{RANK, FILES, FILE/<i>/{PATH, ORIG, RELPATH, SIZE, CRC, LINK}} for this rank */
 static scr_kvtree* scr_redundancy_member_meta(int index, const scr_kvtree* files, uint64_t* length)
 {
   scr_kvtree* tree = scr_kvtree_new();
@@ -55,6 +63,7 @@ static scr_kvtree* scr_redundancy_member_meta(int index, const scr_kvtree* files
     scr_kvtree_set_kv(f, "RELPATH", scr_kvtree_get_val(meta, "RELPATH"));
     scr_kvtree_set_kv_uint64(f, "SIZE", size);
     scr_kvtree_set_kv(f, "CRC", "0x00000000"); /* fixed width: the header size is known early */
+    scr_redundancy_keep_link(f, meta);
     *length += size;
   }
   scr_kvtree_set_kv_int(me, "FILES", i);
@@ -219,7 +228,6 @@ static int scr_redundancy_encode(int id, const struct scr_reddesc* d)
     scr_kvtree* meta = scr_kvtree_get(scr_filemap_get_files(scr.filemap, id, scr.rank),
                                       scr_kvtree_elem_key(f));
     scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
-    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_REDUNDANCY_PATH);
   }
   scr_kvtree* all_crcs = scr_kvtree_new();
   scr_redundancy_allgather(crcs, all_crcs, d->set_comm);
@@ -283,6 +291,7 @@ static scr_kvtree* scr_redundancy_member_renamed(int id, const scr_kvtree* membe
       scr_kvtree_set_kv(f, "RELPATH", scr_kvtree_get_val(meta, "RELPATH"));
       scr_kvtree_set_kv_uint64(f, "SIZE", size);
       scr_kvtree_set_kv(f, "CRC", crc);
+      scr_redundancy_keep_link(f, meta);
       found++;
       break;
     }
@@ -370,7 +379,10 @@ static int scr_redundancy_rename_part(int id, const struct scr_reddesc* d)
   if (ok)
     for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
          e = scr_kvtree_next(e))
+    {
       scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH);
+      scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_ALIAS);
+    }
   scr_kvtree_delete(&all);
   scr_kvtree_delete(&mine);
   scr_kvtree_delete(&header);
@@ -396,6 +408,14 @@ int scr_redundancy_apply(int id, const struct scr_reddesc* d)
   int ok = 1;
   if (d->type == SCR_COPY_XOR || d->type == SCR_COPY_RS) ok = scr_redundancy_encode(id, d);
   else if (d->type == SCR_COPY_PARTNER) ok = scr_partner_apply(id, d);
+  /* whatever the scheme, it knows the files by the names they have now
+   * (SINGLE by none: a name kept from before would make every restart
+   * protect the dataset again) */
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); ok && e;
+       e = scr_kvtree_next(e)) {
+    scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH);
+    scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_ALIAS);
+  }
   ok = scr_mpi_all_true(ok && scr_cache_save_filemap() == SCR_SUCCESS, scr.comm_world);
   if (!ok && scr.rank == 0)
     scr_err("applying %s redundancy to dataset %d failed: the dataset is not protected",

@@ -114,6 +114,9 @@ static void scr_rebuild_adopt(int id, const scr_kvtree* desc, const scr_kvtree* 
     scr_kvtree_set_kv(meta, "SIZE", scr_kvtree_get_val(f, "SIZE"));
     scr_kvtree_set_kv(meta, "CRC", scr_kvtree_get_val(f, "CRC"));
     scr_kvtree_set_kv_int(meta, "COMPLETE", 1);
+    /* rebuilt one by one: the preload layer links the names again */
+    const char* group = scr_kvtree_get_val(f, SCR_FILEMAP_KEY_LINK);
+    if (group) scr_kvtree_set_kv(meta, SCR_FILEMAP_KEY_LINK, group);
     count++;
   }
   scr_filemap_set_file_count(scr.filemap, id, scr.rank, count);
@@ -121,14 +124,19 @@ static void scr_rebuild_adopt(int id, const scr_kvtree* desc, const scr_kvtree* 
 
 /* where this surviving member's file encoded as `encoded` is now: a file the
  * program renamed since keeps the path it was encoded under (REDPATH), and
- * the parity stays valid for it (its bytes did not change); NULL if none */
+ * the parity stays valid for it (its bytes did not change); so does a file
+ * one of whose names (hard links) the program deleted, for that name
+ * (REDALIAS); NULL if none */
 static const char* scr_rebuild_current_path(int id, const char* encoded)
 {
-  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
-       e = scr_kvtree_next(e)) {
+  scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
+  for (scr_kvtree_elem* e = scr_kvtree_first(files); e; e = scr_kvtree_next(e)) {
     const char* was = scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH);
     if (strcmp(was ? was : scr_kvtree_elem_key(e), encoded) == 0) return scr_kvtree_elem_key(e);
   }
+  for (scr_kvtree_elem* e = scr_kvtree_first(files); e; e = scr_kvtree_next(e))
+    if (scr_kvtree_get(scr_kvtree_get(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_ALIAS), encoded))
+      return scr_kvtree_elem_key(e);
   return NULL;
 }
 

@@ -60,6 +60,16 @@
  *            error (-1 EIO), not skipped
  *   statvfs  statvfs(PATH)
  *   symlink  PATH is TARGET=LINK: symlink(TARGET, LINK)
+ *   link     PATH is FROM=TO: link(FROM, TO)
+ *   linkf    the same with linkat(AT_FDCWD, FROM, AT_FDCWD, TO,
+ *            AT_SYMLINK_FOLLOW): a symbolic link FROM is followed
+ *   readlink readlink(PATH): RC is the length of what it holds, which
+ *            follows on a line "  = TARGET"
+ *   nlink    stat(PATH): RC is st_nlink
+ *   same     PATH is A=B: stat(A) and stat(B) name the same object (device
+ *            and inode): RC 1, else 0
+ *   kind     lstat(PATH): RC is 1 for a regular file, 2 a directory, 3 a
+ *            symbolic link, 0 anything else
  *   stat     stat(PATH): RC is st_size
  *   mtime    stat(PATH): RC is st_mtime (seconds)
  *   sleep    sleep PATH seconds
@@ -380,6 +390,37 @@ static int symlink_pair(char* pair)
   return link ? symlink(pair, link) : -1;
 }
 
+static int link_pair(char* pair, int flags)
+{
+  char* to = split_pair(pair);
+  return !to ? -1 : flags ? linkat(AT_FDCWD, pair, AT_FDCWD, to, flags) : link(pair, to);
+}
+
+static int read_link(const char* path, char* detail, size_t size)
+{
+  char target[4096];
+  ssize_t n = readlink(path, target, sizeof(target) - 1);
+  if (n < 0) return -1;
+  target[n] = '\0';
+  snprintf(detail, size, "  = %s\n", target);
+  return (int) n;
+}
+
+static int same_pair(char* pair)
+{
+  char* other = split_pair(pair);
+  struct stat a, b;
+  if (!other || stat(pair, &a) != 0 || stat(other, &b) != 0) return -1;
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int kind_of(const char* path)
+{
+  struct stat st;
+  if (lstat(path, &st) != 0) return -1;
+  return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : S_ISLNK(st.st_mode) ? 3 : 0;
+}
+
 /* FROM=TO: the bytes of FROM (up to 64 KiB) into a new TO; RC their count */
 static int copy_pair(char* pair)
 {
@@ -486,7 +527,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
            MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
-           RAWCLOSE, OPS };
+           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -497,7 +538,8 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
                                            "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
-                                           "closefrom", "cloexec", "unshare", "dup2over", "rawclose" };
+                                           "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
+                                           "linkf", "readlink", "nlink", "same", "kind" };
 
 /* sigckpt: the handler's files, named from sig_base */
 static char sig_base[256];
@@ -789,6 +831,15 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     return statvfs(path, &st);
   }
   case SYMLINK: return symlink_pair(path);
+  case LINK: return link_pair(path, 0);
+  case LINKF: return link_pair(path, AT_SYMLINK_FOLLOW);
+  case READLINK: return read_link(path, detail, size);
+  case NLINK: {
+    struct stat st;
+    return stat(path, &st) == 0 ? (int) st.st_nlink : -1;
+  }
+  case SAME: return same_pair(path);
+  case KIND: return kind_of(path);
   case STAT: return stat_size(path);
   case MTIME: {
     struct stat st;
