@@ -1,12 +1,12 @@
 #!/bin/sh
-# 4340-preload-many-files.sh - many routed files per rank per checkpoint: each
+# 4350-preload-many-files.sh - many routed files per rank per checkpoint: each
 # is in the filemap on disk once its dataset completes, and the files of a
 # dataset a rank died writing (named only in its journal) go at restart.
 . "$top_srcdir/t/test-lib.sh"
 
 preload_prelude 'many files per checkpoint'
 app="$top_builddir/t/perf/preload-smallfiles"
-export SCR_JOB_ID=t4340 SCR_COPY_TYPE=SINGLE SCR_FLUSH=0 SCR_CACHE_SIZE=4
+export SCR_JOB_ID=t4350 SCR_COPY_TYPE=SINGLE SCR_FLUSH=0 SCR_CACHE_SIZE=4
 mkdir -p "$TRASH/run" && echo 'PRELOAD=ckpt.{step}/r{rank}_v*.dat FILES=16' >"$TRASH/run/.scrconf"
 
 # run CHECKPOINTS [ENV=VALUE...]: 2 ranks, 16 files of 4 KiB per rank per checkpoint
