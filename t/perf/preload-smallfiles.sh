@@ -4,8 +4,11 @@
 # the preload (SINGLE, into node-local cache), against the same loop run
 # natively in a directory of the same node-local storage, without the preload.
 # For each rank count (1, then several ranks on one node), runs alternate in
-# one invocation so both sides see the same machine; prints each round and
-# the median of the per-round ratios, and the ratio of the fastest runs.
+# one invocation so both sides see the same machine; prints each round, the
+# median of the per-round ratios, the ratio of the fastest runs, and the
+# ratios of the medians and of the fastest of all single checkpoints (a
+# stall of this shared machine spoils a whole run more often than one
+# checkpoint of it).
 #   t/perf/preload-smallfiles.sh [RANKS...] (default: 1 2)
 #   environment: FILES (256), KIB (64), CHECKPOINTS (4), ROUNDS (7);
 #   BASELINE=another build directory adds its libscr_preload.so as a third
@@ -34,16 +37,20 @@ echo "PRELOAD=ckpt.{step}/r{rank}_v*.dat TYPE=CHECKPOINT FILES=$files" >"$base/p
 export SCR_CACHE_BASE="$base/cache" SCR_CNTL_BASE="$base/cntl" SCR_COPY_TYPE=SINGLE SCR_FLUSH=0 \
        SCR_JOB_ID=perf SCR_CACHE_SIZE=$((checkpoints + 1))
 
-# each prints the run's total seconds
-run_native() { (cd "$base/native" && mpiexec -n "$1" "$app" . "$files" "$kib" "$checkpoints" | seconds); }
+# each prints the run's total seconds, and appends its single checkpoints'
+# times to $base/SIDE_each
+run_native() { (cd "$base/native" && mpiexec -n "$1" "$app" . "$files" "$kib" "$checkpoints" | seconds native); }
 run_preload() {
   rm -rf "$base/prefix"/ckpt.* "$base/cache" "$base/cntl"
   (cd "$base/prefix" && mpiexec -n "$1" env LD_PRELOAD="$2" "$app" . "$files" "$kib" "$checkpoints" \
-     2>"$base/stderr" | seconds)
+     2>"$base/stderr" | seconds "$3")
   # the summary line at MPI_Finalize is expected; anything else is shown
   grep -v 'preload summary:' "$base/stderr" >&2 || true
 }
-seconds() { sed -n 's/^checkpoint seconds \([0-9.]*\).*/\1/p'; }
+seconds() {
+  tee "$base/last" | sed -n 's/^checkpoint seconds \([0-9.]*\).*/\1/p'
+  sed -n 's/^checkpoint times //p' "$base/last" | tr ' ' '\n' | grep . >>"$base/$1_each"
+}
 median_of() { sort -g "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ratio() { echo "$1 $2" | awk '{ printf "%.3f", $1 / $2 }'; }
 
@@ -51,17 +58,17 @@ echo "$files files of $kib KiB per rank per checkpoint, $checkpoints checkpoints
 for ranks in "$@"; do
   echo "ranks $ranks"
   echo "round  native_s  preload_s  preload/native_throughput${baseline:+  baseline_s  baseline/native}"
-  : >"$base/ratios" && : >"$base/native_s" && : >"$base/preload_s" && : >"$base/baseline_s" && : >"$base/bratios"
+  for f in ratios bratios native_s preload_s baseline_s native_each preload_each baseline_each; do : >"$base/$f"; done
   for r in $(seq 1 "$rounds"); do
     rm -rf "$base/native"/*
     # which goes first alternates, so neither always follows the other
     b=
     if [ $((r % 2)) = 1 ]; then
-      n=$(run_native "$ranks") p=$(run_preload "$ranks" "$preload")
-      [ -z "$baseline" ] || b=$(run_preload "$ranks" "$baseline")
+      n=$(run_native "$ranks") p=$(run_preload "$ranks" "$preload" preload)
+      [ -z "$baseline" ] || b=$(run_preload "$ranks" "$baseline" baseline)
     else
-      [ -z "$baseline" ] || b=$(run_preload "$ranks" "$baseline")
-      p=$(run_preload "$ranks" "$preload") n=$(run_native "$ranks")
+      [ -z "$baseline" ] || b=$(run_preload "$ranks" "$baseline" baseline)
+      p=$(run_preload "$ranks" "$preload" preload) n=$(run_native "$ranks")
     fi
     echo "$(ratio "$n" "$p")" >>"$base/ratios"
     echo "$n" >>"$base/native_s"
@@ -86,4 +93,10 @@ for ranks in "$@"; do
     fastest_b=$(sort -g "$base/baseline_s" | head -1)
     echo "ranks $ranks: fastest baseline run $fastest_b s, baseline/native throughput $(ratio "$fastest_n" "$fastest_b")"
   fi
+  # single checkpoints, which a stall of the machine spoils fewer of
+  for side in preload ${baseline:+baseline}; do
+    echo "ranks $ranks: single checkpoints ($(wc -l <"$base/native_each") per side): $side/native throughput" \
+         "of the medians $(ratio "$(median_of "$base/native_each")" "$(median_of "$base/${side}_each")")," \
+         "of the fastest $(ratio "$(sort -g "$base/native_each" | head -1)" "$(sort -g "$base/${side}_each" | head -1)")"
+  done
 done
