@@ -290,18 +290,28 @@ struct scr_engine_file* scr_engine_file_new(int dataset, int attached, const cha
 }
 
 /* a new file for the dataset this target belongs to; returns the cache path
- * to open (in cache) and whether it is attached, or SCR_FAILURE to pass */
-int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath,
-                            char* cache, size_t length, int* attached)
+ * to open (in cache) and whether it is attached, or SCR_FAILURE to pass.
+ * existing: the dataset the view shows the path in (-1: none), when the
+ * caller has just looked it up, else ENGINE_UNKNOWN */
+#define ENGINE_UNKNOWN (-2)
+static int engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath,
+                            char* cache, size_t length, int* attached, int existing)
 {
   *attached = 0;
   if (rule->has_step) {
-    if (engine.active && engine.step >= 0 && engine.step != t->match.step) engine_complete();
-    int existing = -1;
-    free(scr_view_find(t->path, &existing));
-    if (!engine.active && t->match.step == engine.done_step && engine.done_rule &&
-        engine.done_rule->type == rule->type && engine.done_id >= 0 && existing != engine.done_id &&
-        scr_filemap_get_dataset(scr.filemap, engine.done_id)) {
+    if (engine.active && engine.step >= 0 && engine.step != t->match.step) {
+      engine_complete();
+      existing = ENGINE_UNKNOWN;  /* the completion may have dropped or evicted it */
+    }
+    int late = !engine.active && t->match.step == engine.done_step && engine.done_rule &&
+               engine.done_rule->type == rule->type && engine.done_id >= 0;
+    /* looked up only where it decides (the copies on the prefix directory
+     * cost a system call per cached dataset) */
+    if (late && existing == ENGINE_UNKNOWN) {
+      existing = -1;
+      free(scr_view_find(t->path, &existing));
+    }
+    if (late && existing != engine.done_id && scr_filemap_get_dataset(scr.filemap, engine.done_id)) {
       /* a new file of the step that just completed, of the same type,
        * later than FILES= or the boundary waited for: it joins that dataset
        * as a pointer file does, where a second dataset of the same step
@@ -350,7 +360,16 @@ int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* ru
   if (rule->boundary > engine.boundary) engine.boundary = rule->boundary;
   scr_output_add_flags(rule->type == SCR_PRELOAD_TYPE_OUTPUT ? SCR_FLAG_OUTPUT : SCR_FLAG_CHECKPOINT);
   if (!scr.in_output) return SCR_FAILURE;
-  return scr_cache_route_file(scr.output_id, t->path, relpath, cache, length);
+  unsigned long before = scr_kvtree_changes();
+  int rc = scr_cache_route_file(scr.output_id, t->path, relpath, cache, length);
+  if (rc == SCR_SUCCESS) scr_view_routed(before, t->path, cache, scr.output_id);
+  return rc;
+}
+
+int scr_engine_route_new(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath,
+                         char* cache, size_t length, int* attached)
+{
+  return engine_route_new(t, rule, relpath, cache, length, attached, ENGINE_UNKNOWN);
 }
 
 /* a virtual directory opened as a descriptor (the real open found
@@ -409,6 +428,21 @@ int scr_engine_parent_missing(const char* path)
   return missing;
 }
 
+/* scr_engine_parent_missing for a path the view does not show, when only this
+ * rank's cached files were looked at (looked 0): a copy of an attached file
+ * on the prefix directory shows it too (*shown, *dataset), in a directory
+ * the file system may lack; errno as scr_engine_parent_missing leaves it */
+static int engine_parent_missing_unshown(const char* path, int looked, char** shown, int* dataset)
+{
+  int saved_errno = errno;
+  if (!scr_engine_parent_missing(path)) return 0;
+  if (looked) return 1;
+  int missing_errno = errno;
+  *shown = scr_view_find(path, dataset);
+  errno = *shown ? saved_errno : missing_errno;
+  return !*shown;
+}
+
 static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char* redirect, void** file,
                        int* handled)
 {
@@ -419,7 +453,14 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
   if (!rule || t->directory || !scr.initialized) return -1;
   pthread_mutex_lock(&scr_engine_lock);
   int fd = -1, dataset = -1;
-  char* shown = scr_view_find(t->path, &dataset);
+  /* A new version of a file (O_CREAT|O_TRUNC, the common case) needs only
+   * this rank's cached files; the copies of attached files on the prefix
+   * directory are looked at (one system call per cached dataset) where they
+   * change what happens: a directory the file system lacks, and whether a
+   * late file of a step joins its dataset (engine_route_new) */
+  int fresh = creating && (flags & (O_CREAT | O_TRUNC | O_EXCL)) == (O_CREAT | O_TRUNC);
+  char* shown = fresh ? scr_view_find_cached(t->path, &dataset) : scr_view_find(t->path, &dataset);
+  int looked = !fresh || shown;
   /* A file of a rule with {step} opened without O_TRUNC, with O_CREAT or
    * without, is a change to the checkpoint its path names (a log appended to
    * with fopen "a" after that checkpoint completed), not a new version of
@@ -468,7 +509,7 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
     /* O_TRUNC without O_CREAT of a file neither the view nor the file system
      * has: the real open's failure, before any dataset begins */
     *handled = SCR_PRELOAD_HANDLED;
-  } else if (creating && !shown && scr_engine_parent_missing(t->path)) {
+  } else if (creating && !shown && engine_parent_missing_unshown(t->path, looked, &shown, &dataset)) {
     /* a new file in a directory no rank made (errno says which failure):
      * the file system's answer, and no dataset begins */
     *handled = SCR_PRELOAD_HANDLED;
@@ -488,7 +529,8 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
       if (!warned_outside++)
         scr_warn("%s matches PRELOAD=%s but lies outside the prefix directory %s: written there unprotected "
                  "(said once)", t->path, rule->pattern, scr.prefix);
-    } else if (scr_engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached) == SCR_SUCCESS) {
+    } else if (engine_route_new(t, rule, relpath, cache, sizeof(cache), &attached,
+                                shown ? dataset : looked ? -1 : ENGINE_UNKNOWN) == SCR_SUCCESS) {
       int id = attached ? engine.done_id : scr.output_id;
       if (keep >= 0 && strcmp(shown, cache) != 0 && engine_copy_from(keep, cache) != 0)
         scr_err("cannot copy %s to %s for %s opened without O_TRUNC: it starts empty", shown, cache, t->path);

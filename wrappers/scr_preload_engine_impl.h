@@ -18,6 +18,13 @@ extern pthread_mutex_t scr_engine_lock;
  * copy of an attached file kept on the prefix directory; *dataset gets the
  * dataset id. NULL when nothing is shown there (malloc'd otherwise). */
 char* scr_view_find(const char* orig, int* dataset);
+/* the same without the copies on the prefix directory (no system call) */
+char* scr_view_find_cached(const char* orig, int* dataset);
+/* a file (orig) just routed into the dataset in progress (id) as cache, whose route changed
+ * no tree but its own entry in the filemap since scr_kvtree_changes() was
+ * `before`: the view's index of shown files takes it in place of being
+ * made anew (which costs a pass over every cached file) */
+void scr_view_routed(unsigned long before, const char* orig, const char* cache, int id);
 
 /* remember a directory the view shows though the file system lacks it and
  * nothing shown is below it (shown by stat and listings) */
@@ -270,6 +277,8 @@ void scr_mirror_forget(const char* orig);
 void scr_share_restored(int id);
 /* call visit(orig, shown, id, arg) for each such file of dataset id; stops at
  * and returns the first non-zero result */
+/* changes of the list of copies, counted: unchanged means the same list */
+extern unsigned long scr_share_changes;
 int scr_share_each(int id, int (*visit)(const char* orig, const char* shown, int id, void* arg), void* arg);
 /* forget the shared file shown at `shown` (the application deleted it): 1 if
  * it was one */

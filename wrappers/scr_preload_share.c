@@ -37,6 +37,8 @@ struct shared_file {
 };
 static struct shared_file* shared = NULL;
 static int shared_count = 0;
+/* bumped whenever the list changes, for the view's index (scr_view_find) */
+unsigned long scr_share_changes = 0;
 
 /* this rank's directory of copies */
 static char* share_dir(void)
@@ -55,6 +57,7 @@ void scr_share_clear(void)
   free(shared);
   shared = NULL;
   shared_count = 0;
+  scr_share_changes++;
   char* dir = share_dir();
   if (dir) scr_io_remove_tree(dir);
   free(dir);
@@ -129,6 +132,7 @@ static void share_add(const char* orig, char* shown, int id)
   shared[shared_count].shown = shown;
   shared[shared_count].dataset = id;
   shared_count++;
+  scr_share_changes++;
 }
 
 /* the copy of orig on this rank: the same relative path below its directory */
@@ -256,6 +260,7 @@ int scr_share_drop(const char* shown)
     free(shared[i].shown);
     free(shared[i].orig);
     shared[i] = shared[--shared_count];
+    scr_share_changes++;
     return 1;
   }
   return 0;

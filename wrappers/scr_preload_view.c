@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,14 +112,161 @@ static char* view_find_attached_store(const char* orig, int* dataset)
   return found;
 }
 
+/* An index of what view_each finds first for each path, so that an open
+ * looks its path up instead of passing over every file of every cached
+ * dataset (with many small files per checkpoint that pass, made twice per
+ * routed open, cost more than the open itself and grew with the cache). It
+ * holds while no key-value tree changed (scr_kvtree_changes), the list of
+ * shared copies did not change, and the same dataset is in progress; a file
+ * routed into it is added in place (scr_view_routed), anything else makes
+ * the next look-up build it anew. */
+struct view_slot {
+  char* orig;   /* NULL: free */
+  char* cache;
+  int id;
+  uint32_t hash;
+};
+static struct {
+  struct view_slot* slots;
+  size_t cap, count;  /* cap a power of two, at most half used */
+  int valid;
+  unsigned long changes, share_changes;
+  const scr_kvtree* filemap;
+  int in_output, output_id;
+} view_index;
+
+static uint32_t view_hash(const char* s)
+{
+  uint32_t h = 2166136261u;
+  for (; *s; s++) h = (h ^ (unsigned char) *s) * 16777619u;
+  return h;
+}
+
+static void view_index_clear(void)
+{
+  for (size_t i = 0; i < view_index.cap; i++) {
+    free(view_index.slots[i].orig);
+    free(view_index.slots[i].cache);
+  }
+  free(view_index.slots);
+  view_index.slots = NULL;
+  view_index.cap = view_index.count = 0;
+  view_index.valid = 0;
+}
+
+static struct view_slot* view_index_slot(const char* orig, uint32_t hash)
+{
+  size_t mask = view_index.cap - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    struct view_slot* s = &view_index.slots[i];
+    if (!s->orig || (s->hash == hash && strcmp(s->orig, orig) == 0)) return s;
+  }
+}
+
+/* orig shown as cache of dataset id, unless it is there already and
+ * replace is 0; 0, or -1 when out of memory (the index is then unusable) */
+static int view_index_put(const char* orig, const char* cache, int id, int replace)
+{
+  if ((view_index.count + 1) * 2 > view_index.cap) {
+    size_t cap = view_index.cap ? view_index.cap * 2 : 256;
+    struct view_slot* slots = calloc(cap, sizeof(*slots));
+    if (!slots) return -1;
+    struct view_slot* old = view_index.slots;
+    size_t old_cap = view_index.cap;
+    view_index.slots = slots;
+    view_index.cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+      if (old[i].orig) *view_index_slot(old[i].orig, old[i].hash) = old[i];
+    free(old);
+  }
+  uint32_t hash = view_hash(orig);
+  struct view_slot* s = view_index_slot(orig, hash);
+  if (s->orig && !replace) return 0;
+  char* c = strdup(cache);
+  char* o = s->orig ? s->orig : strdup(orig);
+  if (!c || !o) {
+    free(c);
+    if (o != s->orig) free(o);
+    return -1;
+  }
+  if (!s->orig) view_index.count++;
+  free(s->cache);
+  s->orig = o;
+  s->cache = c;
+  s->id = id;
+  s->hash = hash;
+  return 0;
+}
+
+static int view_index_holds(void)
+{
+  return view_index.valid && view_index.changes == scr_kvtree_changes() &&
+         view_index.share_changes == scr_share_changes && view_index.filemap == scr.filemap &&
+         view_index.in_output == scr.in_output && view_index.output_id == scr.output_id;
+}
+
+static void view_index_stamp(void)
+{
+  view_index.valid = 1;
+  view_index.changes = scr_kvtree_changes();
+  view_index.share_changes = scr_share_changes;
+  view_index.filemap = scr.filemap;
+  view_index.in_output = scr.in_output;
+  view_index.output_id = scr.output_id;
+}
+
+static int view_index_visit(const char* orig, const char* cache, int id, void* arg)
+{
+  (void) arg;
+  return view_index_put(orig, cache, id, 0) != 0;  /* view_each's order: the first one wins */
+}
+
+/* 1 when the index may be used */
+static int view_index_ready(void)
+{
+  if (view_index_holds()) return 1;
+  view_index_clear();
+  if (view_each(view_index_visit, NULL)) {
+    view_index_clear();
+    return 0;
+  }
+  view_index_stamp();
+  return 1;
+}
+
+void scr_view_routed(unsigned long before, const char* orig, const char* cache, int id)
+{
+  /* the dataset in progress is the newest: its file is found first */
+  int holds = view_index.valid && view_index.changes == before && view_index.share_changes == scr_share_changes &&
+              view_index.filemap == scr.filemap && view_index.in_output == scr.in_output &&
+              view_index.output_id == scr.output_id && scr.in_output && id == scr.output_id;
+  if (holds && view_index_put(orig, cache, id, 1) == 0) view_index_stamp();
+  else view_index.valid = 0;
+}
+
 char* scr_view_find(const char* orig, int* dataset)
 {
-  struct view_search s = { orig, NULL, -1 };
-  if (view_each(view_match, &s)) {
-    *dataset = s.id;
-    return s.cache;
+  char* cache = scr_view_find_cached(orig, dataset);
+  return cache ? cache : view_find_attached_store(orig, dataset);
+}
+
+char* scr_view_find_cached(const char* orig, int* dataset)
+{
+  if (view_index_ready()) {
+    struct view_slot* s = view_index.cap ? view_index_slot(orig, view_hash(orig)) : NULL;
+    if (s && s->orig) {
+      char* cache = strdup(s->cache);
+      if (cache) *dataset = s->id;
+      return cache;
+    }
+  } else {
+    struct view_search s = { orig, NULL, -1 };
+    if (view_each(view_match, &s)) {
+      *dataset = s.id;
+      return s.cache;
+    }
   }
-  return view_find_attached_store(orig, dataset);
+  return NULL;
 }
 
 void scr_view_add_directory(const char* path)

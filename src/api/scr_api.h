@@ -28,7 +28,8 @@ int scr_output_add_flags(int flags);
 
 /* collective, before SCR_Complete_output of a dataset begun locally: every
  * rank takes the name, flags and creation time of `root` (ranks that wrote
- * nothing may have begun it under a provisional name) */
+ * nothing may have begun it under a provisional name); in memory only:
+ * SCR_Complete_output writes it */
 int scr_output_agree(int root);
 
 #endif

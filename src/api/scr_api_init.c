@@ -133,6 +133,9 @@ int SCR_Finalize(void)
     scr_event_log("FINALIZE", "datasets=%d checkpoints=%d", scr.dataset_id, scr.checkpoint_id);
     scr_cache_stop_reaper();
     scr_reddesc_finalize();
+    /* abandoned output wrote the filemap: a journal still used names files
+     * of a dataset that stays incomplete, for the next run to remove */
+    scr_cache_journal_close();
     scr_kvtree_delete(&scr.filemap);
     free(scr.filemap_file);
     scr.filemap_file = NULL;

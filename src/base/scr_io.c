@@ -97,13 +97,17 @@ static int scr_io_mkdir_components(const char* path, mode_t mode, int* created)
     scr_err("cannot create a directory with an empty name");
     return SCR_ERR_INVALID;
   }
+  /* the usual case, a directory that exists (every routed file of a
+   * dataset goes to one): one stat, not a mkdir and a stat per component */
+  struct stat whole;
+  *created = 0;
+  if (stat(path, &whole) == 0 && S_ISDIR(whole.st_mode)) return SCR_SUCCESS;
   char* copy = strdup(path);
   if (copy == NULL) return SCR_ERR_NOMEM;
   size_t len = strlen(copy);
   while (len > 1 && copy[len - 1] == '/') copy[--len] = '\0';
 
   int rc = SCR_SUCCESS;
-  *created = 0;
   for (char* p = copy + 1; ; p++) {
     int last = (*p == '\0');
     if (*p != '/' && !last) continue;

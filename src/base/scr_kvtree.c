@@ -35,6 +35,22 @@ struct scr_kvtree {
   size_t index_cap;        /* power of two */
 };
 
+/* Bumped by every change to any tree (a child linked, unlinked or replaced,
+ * a tree cleared or sorted): a reader that keeps an index over a tree (the
+ * preload's view of the filemap) knows the index still holds while this has
+ * not moved, without a hook in every caller that changes the tree. */
+static unsigned long scr_kvtree_change_count = 0;
+
+static void scr_kvtree_changed(void)
+{
+  __atomic_add_fetch(&scr_kvtree_change_count, 1, __ATOMIC_RELAXED);
+}
+
+unsigned long scr_kvtree_changes(void)
+{
+  return __atomic_load_n(&scr_kvtree_change_count, __ATOMIC_RELAXED);
+}
+
 /* Allocation failure leaves nothing sensible to return from set/get_or_create,
  * and every caller would have to check; stopping loudly is the safer contract. */
 static void* scr_kvtree_alloc(size_t size)
@@ -74,6 +90,7 @@ static void scr_kvtree_free_elem(scr_kvtree_elem* elem)
 void scr_kvtree_clear(scr_kvtree* tree)
 {
   if (tree == NULL) return;
+  scr_kvtree_changed();
   scr_kvtree_elem* elem = tree->first;
   while (elem) {
     scr_kvtree_elem* next = elem->next;
@@ -183,6 +200,7 @@ static scr_kvtree_elem* scr_kvtree_lookup(const scr_kvtree* tree, const char* ke
 /* append elem at the end of the children (merge_move relinks an existing one) */
 static void scr_kvtree_link(scr_kvtree* tree, scr_kvtree_elem* elem)
 {
+  scr_kvtree_changed();
   elem->next = NULL;
   elem->prev = tree->last;
   if (tree->last) tree->last->next = elem;
@@ -208,6 +226,7 @@ static scr_kvtree_elem* scr_kvtree_append(scr_kvtree* tree, const char* key, siz
 
 static void scr_kvtree_unlink(scr_kvtree* tree, scr_kvtree_elem* elem)
 {
+  scr_kvtree_changed();
   scr_kvtree_index_remove(tree, elem);
   if (elem->prev) elem->prev->next = elem->next;
   else tree->first = elem->next;
@@ -239,6 +258,7 @@ scr_kvtree* scr_kvtree_set(scr_kvtree* tree, const char* key, scr_kvtree* value)
     if (elem->tree != value) {
       scr_kvtree_delete(&elem->tree);
       elem->tree = value;
+      scr_kvtree_changed();
     }
     return value;
   }
@@ -513,6 +533,7 @@ static void scr_kvtree_sort_with(scr_kvtree* tree, int numeric, int direction)
   if (numeric) cmp = direction == SCR_KVTREE_SORT_DESCENDING ? scr_kvtree_cmp_int_down : scr_kvtree_cmp_int_up;
   else cmp = direction == SCR_KVTREE_SORT_DESCENDING ? scr_kvtree_cmp_str_down : scr_kvtree_cmp_str_up;
   qsort(items, n, sizeof(*items), cmp);
+  scr_kvtree_changed();
   /* relink only: the index maps keys to elements, which did not move */
   for (size_t i = 0; i < n; i++) {
     items[i].elem->prev = i > 0 ? items[i - 1].elem : NULL;

@@ -10,6 +10,11 @@
 typedef struct scr_kvtree scr_kvtree;
 typedef struct scr_kvtree_elem scr_kvtree_elem;
 
+/* a count of every change to any tree of the process (children linked,
+ * unlinked or replaced, trees cleared or sorted): equal before and after
+ * means that no tree changed in between */
+unsigned long scr_kvtree_changes(void);
+
 /* --- construction --- */
 scr_kvtree* scr_kvtree_new(void);
 /* frees the tree and its subtrees, sets *tree to NULL; NULL-safe */

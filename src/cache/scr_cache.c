@@ -2,6 +2,7 @@
  * Deleting is a rename plus a background unlink so that a checkpoint never waits for it. */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,167 @@ char* scr_cache_dataset_dir(int id)
   return dir;
 }
 
+/* The journal of routed files: a file routed into the dataset in progress
+ * is named in the filemap in memory at once, but the filemap is written only
+ * when something else changes it, and at the dataset's completion, which
+ * writes it before the dataset counts as complete (SCR_Complete_output).
+ * Writing the whole filemap (temporary file, fsync, rename, fsync of the
+ * directory) at every routed open cost 9 system calls and a copy of the
+ * whole filemap per file: quadratic in the files of a dataset. Instead each
+ * such file is appended to <cntl>/filemap_<rank>.journal (one write(2), no
+ * fsync: a dataset in progress need not survive a crash, only be found and
+ * removed after one). The next run merges the journal into the datasets it
+ * names that are still incomplete, which then go as every incomplete
+ * dataset does, files and all. Any write of the filemap empties the journal. */
+static int scr_journal_fd = -1;
+static dev_t scr_journal_dev;      /* the file scr_journal_fd was opened on */
+static ino_t scr_journal_ino;
+static int scr_journal_used = 0;   /* appended to since the filemap was last written */
+static int scr_journal_torn = 0;   /* an append failed: unusable until emptied */
+
+static char* scr_cache_journal_path(int rank)
+{
+  char* path = NULL;
+  if (asprintf(&path, "%s/filemap_%d.journal", scr.cntl_dir, rank) < 0) return NULL;
+  return path;
+}
+
+int scr_cache_journal_merge(int rank, scr_kvtree* map)
+{
+  char* path = scr_cache_journal_path(rank);
+  int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+  free(path);
+  if (fd < 0) return 0;
+  /* records of four NUL-terminated fields: id, cache path, original path,
+   * relative path; a record cut short is ignored */
+  size_t cap = 1 << 16, len = 0;
+  char* buf = malloc(cap);
+  ssize_t n;
+  while (buf && (n = read(fd, buf + len, cap - len)) > 0) {
+    len += (size_t) n;
+    if (len == cap) {
+      char* grown = realloc(buf, cap * 2);
+      if (!grown) break;
+      buf = grown;
+      cap *= 2;
+    }
+  }
+  close(fd);
+  int merged = 0;
+  for (size_t at = 0; buf && at < len;) {
+    const char* field[4];
+    size_t p = at;
+    int k = 0;
+    for (; k < 4 && p < len; k++) {
+      field[k] = buf + p;
+      const char* end = memchr(buf + p, '\0', len - p);
+      if (!end) break;
+      p = (size_t) (end - buf) + 1;
+    }
+    if (k < 4 || buf[p - 1] != '\0') break;
+    at = p;
+    int id = atoi(field[0]);
+    scr_kvtree* dset = scr_filemap_get_dataset(map, id);
+    /* only a dataset that never completed: one whose completion wrote the
+     * filemap already names what it kept (the journal was not emptied yet) */
+    if (!dset || scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
+    if (scr_kvtree_get(scr_filemap_get_files(map, id, rank), field[1])) continue;
+    scr_filemap_add_file(map, id, rank, field[1], field[2], field[3]);
+    merged++;
+  }
+  free(buf);
+  return merged;
+}
+
+void scr_cache_journal_remove(int rank)
+{
+  char* path = scr_cache_journal_path(rank);
+  if (path) unlink(path);
+  free(path);
+}
+
+/* 1 when scr_journal_fd is still the journal: the program may have closed
+ * the number (closefrom, close_range) and opened something else under it,
+ * which a record must never go into (the number is then not closed here:
+ * it is the program's) */
+static int scr_cache_journal_ours(void)
+{
+  struct stat st;
+  if (scr_journal_fd < 0) return 0;
+  if (fstat(scr_journal_fd, &st) == 0 && st.st_dev == scr_journal_dev && st.st_ino == scr_journal_ino) return 1;
+  scr_journal_fd = -1;
+  return 0;
+}
+
+/* append one routed file; SCR_SUCCESS or an error when the journal cannot
+ * take it (the caller then writes the filemap instead) */
+static int scr_cache_journal_append(int id, const char* cache, const char* orig, const char* relpath)
+{
+  if (scr_journal_torn) return SCR_ERR_IO;
+  if (!scr_cache_journal_ours()) {
+    char* path = scr_cache_journal_path(scr.rank);
+    struct stat st;
+    scr_journal_fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+    free(path);
+    if (scr_journal_fd < 0) return SCR_ERR_IO;
+    if (fstat(scr_journal_fd, &st) != 0) {
+      close(scr_journal_fd);
+      scr_journal_fd = -1;
+      return SCR_ERR_IO;
+    }
+    scr_journal_dev = st.st_dev;
+    scr_journal_ino = st.st_ino;
+  }
+  char idtext[24];
+  int idlen = snprintf(idtext, sizeof(idtext), "%d", id) + 1;
+  size_t a = strlen(cache) + 1, b = strlen(orig) + 1, c = strlen(relpath) + 1;
+  size_t total = (size_t) idlen + a + b + c;
+  char stack[4 * 4096 + 32];
+  char* rec = total <= sizeof(stack) ? stack : malloc(total);
+  if (!rec) return SCR_ERR_NOMEM;
+  memcpy(rec, idtext, (size_t) idlen);
+  memcpy(rec + idlen, cache, a);
+  memcpy(rec + idlen + a, orig, b);
+  memcpy(rec + idlen + a + b, relpath, c);
+  /* one write: a process that dies leaves the record whole or absent */
+  ssize_t w = write(scr_journal_fd, rec, total);
+  if (rec != stack) free(rec);
+  if (w != (ssize_t) total) {
+    /* part of a record (a full device) would spoil the records after it:
+     * the filemap is written instead until a write of it empties this */
+    if (w > 0) scr_journal_used = 1;
+    scr_journal_torn = 1;
+    return SCR_ERR_IO;
+  }
+  scr_journal_used = 1;
+  return SCR_SUCCESS;
+}
+
+/* the journal's descriptor was lost: empty it by name; 1 when done */
+static int scr_cache_journal_empty(void)
+{
+  char* path = scr_cache_journal_path(scr.rank);
+  int rc = path ? truncate(path, 0) : -1;
+  free(path);
+  return rc == 0 || errno == ENOENT;
+}
+
+/* the filemap on disk names everything the journal held */
+static void scr_cache_journal_clear(void)
+{
+  if (!scr_journal_used && !scr_journal_torn) return;
+  if (scr_cache_journal_ours() ? ftruncate(scr_journal_fd, 0) == 0 : scr_cache_journal_empty())
+    scr_journal_used = scr_journal_torn = 0;
+}
+
+void scr_cache_journal_close(void)
+{
+  if (scr_cache_journal_ours()) close(scr_journal_fd);
+  scr_journal_fd = -1;
+  if (!scr_journal_used) scr_cache_journal_remove(scr.rank);
+  scr_journal_used = scr_journal_torn = 0;
+}
+
 int scr_cache_load_filemap(void)
 {
   free(scr.filemap_file);
@@ -41,6 +203,13 @@ int scr_cache_load_filemap(void)
     scr_warn("ignoring unreadable filemap %s", scr.filemap_file);
     scr_kvtree_clear(scr.filemap);
   }
+  /* files of a dataset the last run died writing: named now, so that the
+   * removal of that dataset finds them */
+  int merged = scr_cache_journal_merge(scr.rank, scr.filemap);
+  if (merged > 0)
+    scr_dbg(1, "%d file(s) of a dataset in progress when the last run ended, from %s/filemap_%d.journal", merged,
+            scr.cntl_dir, scr.rank);
+  if (merged == 0 || scr_cache_save_filemap() == SCR_SUCCESS) scr_cache_journal_remove(scr.rank);
   return SCR_SUCCESS;
 }
 
@@ -49,6 +218,8 @@ int scr_cache_save_filemap(void)
   int rc = scr_kvtree_write_file(scr.filemap_file, scr.filemap);
   if (rc != SCR_SUCCESS)
     scr_err("cannot write filemap %s: %s", scr.filemap_file, scr_error_string(rc));
+  else
+    scr_cache_journal_clear();
   return rc;
 }
 
@@ -63,10 +234,13 @@ int scr_cache_route_file(int id, const char* orig_path, const char* relpath,
     rc = SCR_ERR_INVALID;
   }
   if (rc == SCR_SUCCESS) {
-    /* the filemap names the file before it exists, so a crash never leaves an
-     * unrecorded file behind */
+    /* named before the file exists, so that a crash never leaves an
+     * unrecorded file behind: in the filemap on disk, or, for the dataset
+     * in progress, in the journal (see above) */
     scr_filemap_add_file(scr.filemap, id, scr.rank, path, orig_path, relpath);
-    rc = scr_cache_save_filemap();
+    if (!(scr.in_output && id == scr.output_id) ||
+        scr_cache_journal_append(id, path, orig_path, relpath) != SCR_SUCCESS)
+      rc = scr_cache_save_filemap();
   }
   if (rc == SCR_SUCCESS) {
     char* parent = scr_path_dirname(path);

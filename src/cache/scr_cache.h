@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "scr_kvtree.h"
 
 /* "<prefix>/.scr/attached.<id>/<relpath>", malloc'd: where a file attached to a
  * complete dataset (by the preload layer) is also kept, for every rank and
@@ -15,11 +16,20 @@ char* scr_cache_dataset_dir(int id);
 
 /* load this rank's filemap from the control directory (empty if none) */
 int scr_cache_load_filemap(void);
-/* persist this rank's filemap atomically */
+/* persist this rank's filemap atomically (and empty the journal of routed files) */
 int scr_cache_save_filemap(void);
+/* the journal of files routed into the dataset in progress but not yet in
+ * the filemap on disk (scr_cache_route_file): merge rank's into map (only
+ * into datasets there that are not complete; returns how many files),
+ * remove it, and close this rank's at SCR_Finalize */
+int scr_cache_journal_merge(int rank, scr_kvtree* map);
+void scr_cache_journal_remove(int rank);
+void scr_cache_journal_close(void);
 
-/* register a file of the dataset in progress and give the path to open:
- * under the dataset's cache directory at relpath (parents created) */
+/* register a file of a dataset and give the path to open: under the
+ * dataset's cache directory at relpath (parents created). A file of the
+ * dataset in progress reaches the filemap on disk at the latest when the
+ * dataset completes; until then the journal names it */
 int scr_cache_route_file(int id, const char* orig_path, const char* relpath,
                          char* file, size_t len);
 

@@ -139,6 +139,9 @@ static void scr_distribute_send(int owner)
   char* path = scr_filemap_path(scr.cntl_dir, owner);
   scr_kvtree* map = scr_kvtree_new();
   if (scr_kvtree_read_file(path, map) != SCR_SUCCESS) scr_kvtree_clear(map);
+  /* the files of a dataset owner was writing when it died travel too, named
+   * as files of that incomplete dataset, which the owner then removes */
+  scr_cache_journal_merge(owner, map);
   unsigned long long len = scr_kvtree_pack_size(map);
   char* buf = malloc(len);
   scr_kvtree_pack(map, buf);
@@ -158,6 +161,7 @@ static void scr_distribute_send(int owner)
   if (kept && sent) {
     for (scr_kvtree_elem* f = scr_kvtree_first(files); f; f = scr_kvtree_next(f)) unlink(scr_kvtree_elem_key(f));
     unlink(path);
+    scr_cache_journal_remove(owner);
   } else {
     scr_warn("rank %d could not store the cached files this node sent it: this node keeps its copies, which "
              "the next run sends again", owner);
