@@ -8,6 +8,7 @@
 #include <sys/time.h>
 #include <sys/xattr.h>
 #include <utime.h>
+#include "scr_preload_child.h"
 #include "scr_preload_wrap.h"
 
 /* A program may set the mode of the checkpoint it just wrote (read-only, to
@@ -61,6 +62,11 @@
         errno = failure; \
         return -1; \
       } \
+    } \
+    /* a rank's child process sees the rank's files read-only */ \
+    if ((change) && scr_preload_child_view()) { \
+      errno = EROFS; \
+      return -1; \
     } \
     errno = saved_errno; \
     P = shown; \

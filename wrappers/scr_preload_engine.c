@@ -24,6 +24,7 @@
 #include "scr_flush.h"
 #include "scr_api.h"
 #include "scr_restart.h"
+#include "scr_preload_child.h"
 #include "scr_preload_engine.h"
 #include "scr_preload_engine_impl.h"
 #include "scr_preload_real.h"
@@ -140,6 +141,8 @@ static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
   if (all[1]) scr_engine_rename_sync();
   /* after the directories moved: a deletion names the file as it is now */
   if (all[3]) scr_peers_sync();
+  /* the names other ranks' files have now, for the processes ranks start */
+  if (all[1] || all[3]) scr_peers_publish(1);
   if (all[2] >= 0) scr_engine_update_reprotect();
   if (all[1] || all[2] >= 0) scr_engine_rename_journal_settle();
   return all[0];
@@ -198,9 +201,12 @@ static void engine_complete(void)
     /* before the completion trims the cache: the pointer the program wrote
      * since the last one names the checkpoint it was attached to */
     scr_pointers_pin();
-    done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
-    /* every rank, done or not: a collective; a dataset that failed is not shown */
+    /* every rank, done or not: a collective; a dataset that fails is not
+     * shown. Before the completion's own collectives, which therefore wait
+     * for the node's list of names the processes ranks start read (a child
+     * a rank starts once the completion returned finds them) */
     scr_peers_gather(id);
+    done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
     if (done && !engine_finalizing) scr_engine_mapped_watch(id);
   }
   if (done) engine.done_id = id;
@@ -708,10 +714,10 @@ static int engine_init(void)
   scr_share_clear();
   scr_peers_init();
   /* the restored dataset is visible at once; it is read through the view */
-  int have = 0;
+  int have = 0, restored = -1;
   char name[SCR_MAX_FILENAME];
   if (SCR_Have_restart(&have, name) == SCR_SUCCESS && have && SCR_Start_restart(name) == SCR_SUCCESS) {
-    engine.done_id = scr.restart_id;
+    engine.done_id = restored = scr.restart_id;
     SCR_Complete_restart(1);
     pthread_mutex_lock(&scr_engine_lock);
     scr_engine_update_adopt(engine.done_id);
@@ -731,11 +737,16 @@ static int engine_init(void)
   scr_pointers_pin();
   pthread_mutex_unlock(&scr_engine_lock);
   scr_preload_hooks_virtual_directories(1);
+  /* the processes the program starts see what it sees, read-only */
+  scr_preload_child_export(scr.rank, restored, scr.prefix, scr.cntl_dir, scr.cache_dir);
   return SCR_SUCCESS;
 }
 
 static void engine_finalize(void)
 {
+  /* a process the program starts from now on sees the file system, as the
+   * program does once MPI_Finalize returns */
+  scr_preload_child_export(scr.rank, -1, NULL, NULL, NULL);
   pthread_mutex_lock(&scr_engine_lock);
   engine_finalizing = 1;
   engine_last_point = "MPI_Finalize";
@@ -744,6 +755,7 @@ static void engine_finalize(void)
   scr_preload_hooks_virtual_directories(0);
   scr_mirror_finalize();
   scr_share_clear();
+  scr_peers_unpublish();
   scr_peers_clear();
   scr_preload_state_install(NULL);
   if (engine_barrier_comm != MPI_COMM_NULL) MPI_Comm_free(&engine_barrier_comm);

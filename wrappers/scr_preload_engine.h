@@ -45,8 +45,21 @@ struct scr_preload_engine {
 #define SCR_PRELOAD_ENGINE_SYMBOL "scr_preload_engine_table"
 #define SCR_PRELOAD_ENGINE_MODULE "libscr_preload_engine.so"
 
+/* the read-only view a rank's child process gets (scr_preload_child_view.c:
+ * init reads the parent that scr_preload_child_parent names, finalize
+ * forgets it; no MPI), in a module of its own that does not load the MPI
+ * library, so that a tool the program runs is not burdened with it */
+#define SCR_PRELOAD_CHILD_SYMBOL "scr_preload_child_table"
+#define SCR_PRELOAD_CHILD_MODULE "libscr_preload_child.so"
+
+/* the table `symbol` of `module`, which lies beside libscr_preload.so,
+ * loaded now if need be; NULL (and a message) when it cannot be had */
+const struct scr_preload_engine* scr_preload_engine_module(const char* module, const char* symbol);
+
 /* the table in force: NULL until MPI_Init loaded the module, and again
- * after MPI_Finalize; the hooks then route nothing */
+ * after MPI_Finalize; the hooks then route nothing. In a rank's child
+ * process, the child view's table once its first hook call loaded it
+ * (scr_preload_child.c) */
 extern const struct scr_preload_engine* scr_preload_engine_active;
 
 #endif

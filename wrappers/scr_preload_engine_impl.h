@@ -43,6 +43,11 @@ void scr_view_rename_directories(const char* from, const char* to);
  * or with only_real those the file system has (which list themselves) */
 void scr_view_forget_directories(const char* path, int only_real);
 
+/* a child process made by fork (scr_preload_child_view.c): the
+ * directories its parent's view held are forgotten, not freed (another
+ * thread of the parent may have been changing them at the fork) */
+void scr_view_forget_inherited(void);
+
 /* call visit(orig, shown, is_directory, arg) for every file the view shows
  * (newest dataset first; shown: the file to read) and every directory made
  * by mkdir (shown NULL); stops at and returns the first non-zero result */
@@ -219,26 +224,20 @@ void scr_engine_deletions_settle(void);
 #define SCR_SHARE_DIRECTORY ".scr_shared"
 #define SCR_PEER_DIRECTORY ".scr_peers"
 
-/* ---- other ranks' files of completed datasets (scr_preload_peers.c), lock held */
+/* ---- other ranks' files of completed datasets, lock held: the list
+ * (scr_preload_peers.c, MPI-free: a rank's child process shows it too) */
 
-/* collective, at start-up: ready for the exchanges below */
-void scr_peers_init(void);
-/* collective: the ranks' files of dataset id (complete, or failed: then
- * never shown) become known to every other rank */
-void scr_peers_gather(int id);
-/* collective, at start-up: the same for every dataset in cache */
-void scr_peers_gather_cached(void);
 /* call visit(orig, id, arg) for every other rank's file shown; stops at and
  * returns the first non-zero result */
 int scr_peers_each(int (*visit)(const char* orig, int id, void* arg), void* arg);
+/* 1 when another rank's file is shown at orig */
+int scr_peers_shows(const char* orig);
 /* a placeholder with the size, mode and time of another rank's file shown at
  * orig, for stat and access (malloc'd; never to be read), NULL if none */
 char* scr_peers_stat_path(const char* orig);
 /* orig is another rank's file shown here: it leaves this rank's view, its
  * owner deletes it at the next meeting point; 1 and *dataset, else 0 */
 int scr_peers_unlink(const char* orig, int* dataset);
-/* 1 when another rank's file is shown at orig */
-int scr_peers_shows(const char* orig);
 /* this rank deleted (renamed, gave another name: a hard link) its own file
  * of complete dataset id: the other ranks learn it at the next meeting point */
 void scr_peers_note_deleted(int id, const char* orig);
@@ -246,9 +245,58 @@ void scr_peers_note_renamed(int id, const char* from, const char* to);
 void scr_peers_note_linked(int id, const char* from, const char* to);
 /* a directory was renamed (here, or by another rank: scr_engine_rename_sync) */
 void scr_peers_rename_directory(const char* from, const char* to);
-/* 1 when this rank has changes to tell; the collective that tells them */
+/* 1 when this rank has changes to tell */
 int scr_peers_pending(void);
+/* every entry and recorded change forgotten (freed); the placeholders removed */
+void scr_peers_forget(void);
+void scr_peers_remove_placeholders(void);
+/* a child process made by fork: what it copied of the parent's entries is
+ * forgotten, not freed, and no placeholder is touched (they are the parent's) */
+void scr_peers_forget_inherited(void);
+
+/* for the exchanges: this rank's files of dataset id as records (size,
+ * mode, mtime s, ns as 8 bytes each, then orig and a NUL; malloc'd, *bytes);
+ * the records rank owner sent for dataset id, shown from now; the changes
+ * recorded since the last call ("D\0id\0owner\0orig\0" for a deletion,
+ * "R\0id\0owner\0from\0to\0" for a rename, "L" alike for a link; malloc'd, taken); owner's
+ * file deleted or renamed; entries of datasets no longer cached, and
+ * deleted ones, dropped */
+char* scr_peers_pack(int id, int* bytes);
+void scr_peers_add_packed(const char* records, size_t bytes, int id, int owner);
+char* scr_peers_take_pending(size_t* bytes);
+void scr_peers_drop(const char* orig, int owner);
+void scr_peers_move(const char* from, const char* to, int owner);
+/* a second name of owner's file from, as a hard link gives it */
+void scr_peers_link(const char* from, const char* to, int owner);
+void scr_peers_compact(void);
+
+/* the node's file of every name its ranks show, in the control directory,
+ * for the processes they start: written by the node's first rank (every
+ * name it shows, its own files of complete datasets too), and in a child
+ * process read instead of what was known, but for the parent's own files
+ * (which its filemap gives); the first rank removes it at MPI_Finalize */
+#define SCR_PEERS_PUBLISHED "preload.peers"
+void scr_peers_write_published(void);
+void scr_peers_load(void);
+void scr_peers_unpublish(void);
+
+/* ---- the same, exchanged (scr_preload_peers_exchange.c, MPI), lock held */
+
+/* collective, at start-up: ready for the exchanges below */
+void scr_peers_init(void);
+/* collective: the ranks' files of dataset id (complete, or failed: then
+ * never shown) become known to every other rank, and the node's file is
+ * written anew (a collective must follow before a rank returns to the
+ * program, for its children to find it: scr_peers_publish) */
+void scr_peers_gather(int id);
+/* collective, at start-up: the same for every dataset in cache */
+void scr_peers_gather_cached(void);
+/* the collective that tells every rank's changes */
 void scr_peers_sync(void);
+/* the node's file written anew after the names changed, by the node's
+ * first rank; with wait, collective on the node: its ranks wait for it (a
+ * barrier), where no later collective makes them (a meeting point) */
+void scr_peers_publish(int wait);
 /* forget every entry and remove the placeholders (start-up, MPI_Finalize) */
 void scr_peers_clear(void);
 /* (scr_preload_engine_names.c) another rank deleted this rank's file orig of
@@ -260,6 +308,9 @@ void scr_engine_delete_own(int id, const char* orig);
 /* at SCR_Init and SCR_Finalize: the mirror root, which the preload learns */
 int scr_mirror_init(void);
 void scr_mirror_finalize(void);
+/* a child process: no mirror (the parent's root, which a fork copied, is the
+ * parent's to fill); scr_mirror_directory then makes none */
+void scr_mirror_forget_inherited(void);
 /* the real directory that stands for the virtual directory dir (made when
  * missing), filled anew with the view's entries below dir when fill is set;
  * malloc'd, NULL on failure */
@@ -270,11 +321,20 @@ void scr_view_stamp_mirror(const char* dir, const char* mirror);
 /* orig left the view (deleted file, removed directory): its mirror entry goes */
 void scr_mirror_forget(const char* orig);
 
-/* ---- files one rank wrote for all (scr_preload_share.c), lock held */
+/* ---- files one rank wrote for all, lock held: the copying at restart
+ * (scr_preload_share_restart.c, MPI) */
 
 /* collective: the files of the restored dataset id that exactly one rank
  * wrote through a rule without {rank} become visible to every rank */
 void scr_share_restored(int id);
+
+/* ---- and the copies kept (scr_preload_share.c, MPI-free) */
+
+/* where this rank keeps its copy of orig (its directories made; malloc'd),
+ * NULL when it cannot; the copy made there, shown at orig for dataset id
+ * (shown taken; removed when it cannot be listed) */
+char* scr_share_copy_path(const char* orig);
+void scr_share_add(const char* orig, char* shown, int id);
 /* call visit(orig, shown, id, arg) for each such file of dataset id; stops at
  * and returns the first non-zero result */
 /* changes of the list of copies, counted: unchanged means the same list */
@@ -287,6 +347,11 @@ int scr_share_drop(const char* shown);
 int scr_share_holds(const char* shown);
 /* remove every copy (at start-up, what a run that died left; at the end) */
 void scr_share_clear(void);
+/* a child process of the rank: the copies the rank keeps for dataset id
+ * (the one its MPI_Init restored; -1: none), found in their directory; the
+ * list held before is freed, or with forget_inherited first, forgotten */
+void scr_share_load(int id);
+void scr_share_forget_inherited(void);
 
 /* the view's hooks */
 int scr_view_stat(const scr_preload_target* target, int at_flags, char* redirect, int* handled);

@@ -1,17 +1,56 @@
 /* scr_preload_hooks.c - the hooks hand each call to the engine once MPI_Init
  * loaded it; before that (and outside MPI) they route nothing and let the real call go ahead. */
 #include "config.h"
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include "scr_error.h"
 #include "scr_log.h"
+#include "scr_preload_child.h"
 #include "scr_preload_engine.h"
 #include "scr_preload_hooks.h"
 
 const struct scr_preload_engine* scr_preload_engine_active = NULL;
 
+/* The engine module links the MPI library, which this one must not: an
+ * unrelated process that inherits LD_PRELOAD would otherwise load MPI. It
+ * lives next to this library and is opened by the first MPI_Init; the child
+ * view's module, beside it too, in a rank's child process by its first call
+ * on a path the rules match. */
+const struct scr_preload_engine* scr_preload_engine_module(const char* name, const char* symbol)
+{
+  Dl_info info;
+  char path[PATH_MAX];
+  if (!dladdr((void*) &scr_preload_engine_module, &info) || !info.dli_fname) return NULL;
+  const char* slash = strrchr(info.dli_fname, '/');
+  int dir_length = slash ? (int) (slash - info.dli_fname) : 1;
+  snprintf(path, sizeof(path), "%.*s/%s", dir_length, slash ? info.dli_fname : ".", name);
+  void* module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!module) {
+    scr_err("cannot load the preload engine %s: %s: checkpoint files are not protected", path, dlerror());
+    return NULL;
+  }
+  const struct scr_preload_engine* engine = dlsym(module, symbol);
+  if (!engine) scr_err("%s has no %s: reinstall SCR", path, symbol);
+  return engine;
+}
+
+/* the engine in force; in a rank's child, the view is loaded at the first
+ * hook call (only a path the rules match gets here) */
+static const struct scr_preload_engine* hook_engine(void)
+{
+  const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(!engine && __atomic_load_n(&scr_preload_child_pending, __ATOMIC_RELAXED), 0))
+    engine = scr_preload_child_engine();
+  return engine;
+}
+
 /* the engine's answer when it is loaded */
 #define HOOK_DISPATCH(name, ...) \
   do { \
-    const struct scr_preload_engine* engine_ = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE); \
+    const struct scr_preload_engine* engine_ = hook_engine(); \
     if (engine_) return engine_->name(__VA_ARGS__); \
   } while (0)
 
@@ -144,7 +183,7 @@ struct dirent64* scr_preload_hook_readdir(DIR* stream, void* dir, int* handled)
 
 void scr_preload_hook_rewinddir(DIR* stream, void* dir)
 {
-  const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
+  const struct scr_preload_engine* engine = hook_engine();
   if (engine) engine->rewinddir(stream, dir);
 }
 

@@ -8,7 +8,9 @@
 #include <sys/types.h>
 #include "scr_preload_rules.h"
 
-/* The contract, common to every hook:
+/* The contract, common to every hook (answered by the rank's engine, or in
+ * a process a rank started by the read-only child view, scr_preload_child.c;
+ * the contract is the same):
  *
  * When. A wrapper calls its hook only while rules are loaded, outside dry run
  * (SCR_PRELOAD_DRYRUN=1 calls no hook), not for the library's own I/O, and

@@ -55,6 +55,11 @@ int scr_mirror_init(void)
   return mirror_root ? SCR_SUCCESS : SCR_ERR_NOMEM;
 }
 
+void scr_mirror_forget_inherited(void)
+{
+  mirror_root = NULL;
+}
+
 void scr_mirror_finalize(void)
 {
   scr_preload_hooks_view_mirror(NULL, NULL);

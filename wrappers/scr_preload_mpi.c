@@ -12,32 +12,12 @@
 #include <mpi.h>
 #include "scr_error.h"
 #include "scr_log.h"
+#include "scr_preload_child.h"
 #include "scr_preload_engine.h"
 #include "scr_preload_real.h"
 #include "scr_preload_rules.h"
 #include "scr_preload_state.h"
 #include "scr_preload_wrap.h"
-
-/* The engine module links the MPI library, which this one must not: an
- * unrelated process that inherits LD_PRELOAD would otherwise load MPI. It
- * lives next to this library and is opened by the first MPI_Init. */
-static const struct scr_preload_engine* mpi_engine_load(void)
-{
-  Dl_info info;
-  char path[PATH_MAX];
-  if (!dladdr((void*) &mpi_engine_load, &info) || !info.dli_fname) return NULL;
-  const char* slash = strrchr(info.dli_fname, '/');
-  int dir_length = slash ? (int) (slash - info.dli_fname) : 1;
-  snprintf(path, sizeof(path), "%.*s/%s", dir_length, slash ? info.dli_fname : ".", SCR_PRELOAD_ENGINE_MODULE);
-  void* module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!module) {
-    scr_err("cannot load the preload engine %s: %s: checkpoint files are not protected", path, dlerror());
-    return NULL;
-  }
-  const struct scr_preload_engine* engine = dlsym(module, SCR_PRELOAD_ENGINE_SYMBOL);
-  if (!engine) scr_err("%s has no %s: reinstall SCR", path, SCR_PRELOAD_ENGINE_SYMBOL);
-  return engine;
-}
 
 /* Python loads extension modules RTLD_LOCAL, and with mpi4py the MPI library
  * it links: RTLD_NEXT then finds no PMPI_Init. The module that called the
@@ -102,6 +82,9 @@ static void mpi_start_engine(void)
     mpi_started = 1;
     scr_preload_real_enter();
     int saved_errno = errno;
+    /* a rank's child that is a rank of its own job: its own rules, its
+     * own cache (the variable is its own from here on) */
+    scr_preload_child_stop();
     char errbuf[1024] = "";
     if (mpi_symbol("ompi_mpi_comm_world", NULL)) {
       /* another MPI's handles would crash this MPICH build: stay out of the way */
@@ -120,7 +103,8 @@ static void mpi_start_engine(void)
     if (scr_preload_state_load(errbuf, sizeof(errbuf)) != SCR_SUCCESS) {
       if (scr_log_rank == 0) scr_err("%s: the job runs without checkpoint protection", errbuf);
     } else if (scr_preload_state_rules() && !scr_preload_state_dryrun()) {
-      const struct scr_preload_engine* engine = mpi_engine_load();
+      const struct scr_preload_engine* engine =
+          scr_preload_engine_module(SCR_PRELOAD_ENGINE_MODULE, SCR_PRELOAD_ENGINE_SYMBOL);
       if (engine && engine->init() == SCR_SUCCESS) {
         mpi_engine = engine;
         __atomic_store_n(&scr_preload_engine_active, engine, __ATOMIC_RELEASE);

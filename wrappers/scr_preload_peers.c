@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <mpi.h>
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_path.h"
@@ -17,7 +16,6 @@
 #include "scr_filemap.h"
 #include "scr_dataset.h"
 #include "scr_globals.h"
-#include "scr_mpi.h"
 #include "scr_preload_engine_impl.h"
 #include "scr_preload_rules.h"
 #include "scr_preload_state.h"
@@ -34,7 +32,10 @@
  * ranks: each rank's deletions and renames of files of completed datasets,
  * whoever's they were, are exchanged there, and each owner then deletes
  * what others deleted of its files. Memory: one entry per file of each
- * cached dataset, on every rank. */
+ * cached dataset, on every rank.
+ * The list is kept here, MPI-free, so that a rank's child process shows it
+ * too (scr_preload_child_view.c); its exchanges between ranks are in
+ * scr_preload_peers_exchange.c. */
 
 struct peer_file {
   char* orig;       /* absolute path shown; NULL once deleted */
@@ -130,7 +131,7 @@ static void peer_add(const char* orig, int dataset, int owner, uint64_t size, ui
 }
 
 /* entries of datasets no longer in this rank's cache, and deleted ones, go */
-static void peer_compact(void)
+void scr_peers_compact(void)
 {
   size_t kept = 0;
   for (size_t i = 0; i < peer_count; i++) {
@@ -144,7 +145,7 @@ static void peer_compact(void)
   peer_reindex();
 }
 
-/* ---- the exchange at completion */
+/* ---- the records an exchange carries */
 
 static void put_u64(char** p, uint64_t v)
 {
@@ -163,7 +164,7 @@ static uint64_t get_u64(const char** p)
 #define PEER_RECORD_FIXED (4 * sizeof(uint64_t))
 
 /* this rank's files of dataset id, as records: size, mode, mtime s, ns, orig\0 */
-static char* peer_pack(int id, int* bytes)
+char* scr_peers_pack(int id, int* bytes)
 {
   scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
   size_t total = 0;
@@ -193,77 +194,14 @@ static char* peer_pack(int id, int* bytes)
   return buf;
 }
 
-/* per rank: bytes and offsets of an exchange, made once at start-up (when
- * every rank agreed it could), so that an exchange costs no agreement on it */
-static int* exchange_lengths = NULL;
-static int exchange_ready = 0;
-
-/* collective on every rank: each one's byte string, all of them in the
- * result, with exchange_lengths[r] bytes from rank r at offset
- * exchange_lengths[ranks + r] (NULL on every rank when one failed) */
-static char* peer_allgather(const char* mine, int bytes)
+void scr_peers_add_packed(const char* records, size_t bytes, int id, int owner)
 {
-  if (!exchange_ready) return NULL;
-  int* lengths = exchange_lengths;
-  int* offsets = lengths + scr.ranks;
-  MPI_Allgather(&bytes, 1, MPI_INT, lengths, 1, MPI_INT, scr.comm_world);
-  size_t total = 0;
-  for (int r = 0; r < scr.ranks; r++) {
-    offsets[r] = (int) total;
-    total += (size_t) lengths[r];
-  }
-  char* all = malloc(total ? total : 1);
-  if (!scr_mpi_all_true(all != NULL, scr.comm_world)) {
-    free(all);
-    return NULL;
-  }
-  MPI_Allgatherv(mine, bytes, MPI_CHAR, all, lengths, offsets, MPI_CHAR, scr.comm_world);
-  return all;
-}
-
-void scr_peers_init(void)
-{
-  scr_peers_clear();
-  exchange_lengths = malloc(2 * (size_t) scr.ranks * sizeof(int));
-  exchange_ready = scr_mpi_all_true(exchange_lengths != NULL, scr.comm_world);
-  if (!exchange_ready && scr.rank == 0)
-    scr_warn("preload: out of memory: each rank lists only its own checkpoint files");
-}
-
-void scr_peers_gather(int id)
-{
-  int bytes = 0;
-  char* mine = peer_pack(id, &bytes);
-  char* all = peer_allgather(mine, bytes);
-  free(mine);
-  if (!all) {
-    if (scr.rank == 0 && exchange_ready)
-      scr_warn("preload: out of memory exchanging the names of dataset %d: each rank lists only its own files", id);
-    return;
-  }
-  const int* lengths = exchange_lengths;
-  const int* offsets = lengths + scr.ranks;
-  for (int r = 0; r < scr.ranks; r++) {
-    const char* p = all + offsets[r];
-    const char* end = p + lengths[r];
-    while (r != scr.rank && p + PEER_RECORD_FIXED < end) {
-      uint64_t size = get_u64(&p), mode = get_u64(&p), sec = get_u64(&p), nsec = get_u64(&p);
-      peer_add(p, id, r, size, (uint32_t) mode, (int64_t) sec, (int64_t) nsec);
-      p += strlen(p) + 1;
-    }
-  }
-  free(all);
-}
-
-void scr_peers_gather_cached(void)
-{
-  peer_compact();
-  for (int below = -1;;) {
-    int local = scr_filemap_previous_dataset(scr.filemap, below), id = -1;
-    MPI_Allreduce(&local, &id, 1, MPI_INT, MPI_MAX, scr.comm_world);
-    if (id < 0) return;
-    scr_peers_gather(id);
-    below = id;
+  const char* p = records;
+  const char* end = records + bytes;
+  while (p + PEER_RECORD_FIXED < end) {
+    uint64_t size = get_u64(&p), mode = get_u64(&p), sec = get_u64(&p), nsec = get_u64(&p);
+    peer_add(p, id, owner, size, (uint32_t) mode, (int64_t) sec, (int64_t) nsec);
+    p += strlen(p) + 1;
   }
 }
 
@@ -322,21 +260,27 @@ char* scr_peers_stat_path(const char* orig)
   return placeholder;
 }
 
-void scr_peers_clear(void)
+void scr_peers_forget_inherited(void)
+{
+  peers = NULL;
+  peer_count = peer_capacity = 0;
+  peer_index = NULL;
+  peer_index_size = 0;
+  pending = NULL;
+  pending_bytes = 0;
+}
+
+void scr_peers_forget(void)
 {
   for (size_t i = 0; i < peer_count; i++) free(peers[i].orig);
   free(peers);
-  peers = NULL;
-  peer_count = peer_capacity = 0;
   free(peer_index);
-  peer_index = NULL;
-  peer_index_size = 0;
   free(pending);
-  pending = NULL;
-  pending_bytes = 0;
-  free(exchange_lengths);
-  exchange_lengths = NULL;
-  exchange_ready = 0;
+  scr_peers_forget_inherited();
+}
+
+void scr_peers_remove_placeholders(void)
+{
   char* dir = peer_directory();
   if (dir) scr_io_remove_tree(dir);
   free(dir);
@@ -359,12 +303,6 @@ static void pending_add(char op, int id, int owner, const char* from, const char
   if (b) memcpy(grown + pending_bytes + n + a, to, b);
   pending = grown;
   pending_bytes += (size_t) n + a + b;
-}
-
-int scr_peers_shows(const char* orig)
-{
-  struct peer_file* p = peer_lookup(orig);
-  return p && peer_shown(p);
 }
 
 int scr_peers_unlink(const char* orig, int* dataset)
@@ -422,58 +360,179 @@ int scr_peers_pending(void)
   return pending_bytes > 0;
 }
 
-void scr_peers_sync(void)
+char* scr_peers_take_pending(size_t* bytes)
 {
-  char* all = peer_allgather(pending, (int) pending_bytes);
-  free(pending);
+  char* taken = pending;
+  *bytes = pending_bytes;
   pending = NULL;
   pending_bytes = 0;
-  if (!all) {
-    if (scr.rank == 0) scr_warn("preload: out of memory exchanging deletions: other ranks may still show them");
-    return;
+  return taken;
+}
+
+void scr_peers_drop(const char* orig, int owner)
+{
+  struct peer_file* f = peer_lookup(orig);
+  if (!f || f->owner != owner) return;
+  free(f->orig);
+  f->orig = NULL;
+}
+
+void scr_peers_move(const char* from, const char* to, int owner)
+{
+  struct peer_file* f = peer_lookup(from);
+  if (!f || f->owner != owner) return;
+  struct peer_file copy = *f;
+  f->orig = NULL;
+  peer_add(to, copy.dataset, copy.owner, copy.size, copy.mode, copy.mtime_sec, copy.mtime_nsec);
+  free(copy.orig);
+}
+
+void scr_peers_link(const char* from, const char* to, int owner)
+{
+  struct peer_file* f = peer_lookup(from);
+  if (!f || f->owner != owner) return;
+  /* the entry may move in the table: its values first */
+  struct peer_file copy = *f;
+  peer_add(to, copy.dataset, copy.owner, copy.size, copy.mode, copy.mtime_sec, copy.mtime_nsec);
+}
+
+/* ---- the node's list, for the processes the ranks start
+ *
+ * A rank's child process (scr_preload_child_view.c) has its parent's
+ * filemap on disk, but the other ranks' names live in the parent's memory.
+ * The first rank of each node therefore writes what it knows, its own
+ * files included, to one file in the node's control directory whenever the
+ * names change at a collective (a completion, a meeting point that
+ * exchanged deletions or renames, start-up): one file per node, not per
+ * rank, as it is the same list on every rank of the node but for each
+ * one's own files, which its children take from its filemap. Entries of
+ * every dataset the writer caches are written, complete or not: a child
+ * shows one when its parent's filemap says its dataset is complete, as
+ * the parent does, so a completion writes the file before its own
+ * collectives (which the node's other ranks cannot leave before the writer
+ * has written it), without waiting for another. */
+
+static const char peer_magic[8] = { 'S', 'C', 'R', 'P', 'E', 'E', 'R', '1' };
+
+struct peer_buffer {
+  char* data;
+  size_t used, capacity;
+  int failed;
+};
+
+/* room for n more bytes: where they go, or NULL */
+static char* peer_reserve(struct peer_buffer* b, size_t n)
+{
+  if (b->failed) return NULL;
+  if (b->used + n > b->capacity) {
+    size_t capacity = b->capacity ? 2 * b->capacity : 65536;
+    while (capacity < b->used + n) capacity *= 2;
+    char* grown = realloc(b->data, capacity);
+    if (!grown) {
+      b->failed = 1;
+      return NULL;
+    }
+    b->data = grown;
+    b->capacity = capacity;
   }
-  const int* lengths = exchange_lengths;
-  const int* offsets = lengths + scr.ranks;
-  for (int r = 0; r < scr.ranks; r++) {
-    const char* p = all + offsets[r];
-    const char* end = p + lengths[r];
-    while (p < end) {
-      char op = *p;
-      p += 2;
-      int id = atoi(p);
-      p += strlen(p) + 1;
-      int owner = atoi(p);
-      p += strlen(p) + 1;
-      const char* from = p;
-      p += strlen(p) + 1;
-      const char* to = NULL;
-      if (op == 'R' || op == 'L') {
-        to = p;
-        p += strlen(p) + 1;
-      }
-      if (r == scr.rank) continue;
-      if (owner == scr.rank && op == 'D') {
-        /* another rank deleted this rank's file: so does this rank */
-        scr_engine_delete_own(id, from);
-        continue;
-      }
-      struct peer_file* f = peer_lookup(from);
-      if (!f || f->owner != owner) continue;
-      if (op == 'D') {
-        free(f->orig);
-        f->orig = NULL;
-      } else if (op == 'L') {
-        /* the entry may move in the table: its values first */
-        struct peer_file copy = *f;
-        peer_add(to, copy.dataset, copy.owner, copy.size, copy.mode, copy.mtime_sec, copy.mtime_nsec);
-      } else {
-        struct peer_file copy = *f;
-        f->orig = NULL;
-        peer_add(to, copy.dataset, copy.owner, copy.size, copy.mode, copy.mtime_sec, copy.mtime_nsec);
-        free(copy.orig);
-      }
+  return b->data + b->used;
+}
+
+/* one record: dataset, owner, size, mode, mtime s, ns (8 bytes each), orig\0 */
+static void peer_put(struct peer_buffer* b, int dataset, int owner, uint64_t size, uint64_t mode, uint64_t sec,
+                     uint64_t nsec, const char* orig)
+{
+  size_t n = 6 * sizeof(uint64_t) + strlen(orig) + 1;
+  char* p = peer_reserve(b, n);
+  if (!p) return;
+  put_u64(&p, (uint64_t) dataset);
+  put_u64(&p, (uint64_t) owner);
+  put_u64(&p, size);
+  put_u64(&p, mode);
+  put_u64(&p, sec);
+  put_u64(&p, nsec);
+  memcpy(p, orig, strlen(orig) + 1);
+  b->used += n;
+}
+
+static char* peer_published_path(void)
+{
+  return scr.cntl_dir ? scr_path_join(scr.cntl_dir, SCR_PEERS_PUBLISHED) : NULL;
+}
+
+/* the first rank of the node: every name it shows, into the node's file */
+void scr_peers_write_published(void)
+{
+  struct peer_buffer b = { NULL, 0, 0, 0 };
+  char* head = peer_reserve(&b, sizeof(peer_magic));
+  if (head) {
+    memcpy(head, peer_magic, sizeof(peer_magic));
+    b.used = sizeof(peer_magic);
+  }
+  for (size_t i = 0; i < peer_count; i++)
+    if (peers[i].orig && scr_filemap_get_dataset(scr.filemap, peers[i].dataset))
+      peer_put(&b, peers[i].dataset, peers[i].owner, peers[i].size, peers[i].mode, (uint64_t) peers[i].mtime_sec,
+               (uint64_t) peers[i].mtime_nsec, peers[i].orig);
+  for (int below = -1, id; (id = scr_filemap_previous_dataset(scr.filemap, below)) >= 0; below = id) {
+    int bytes = 0;
+    char* mine = scr_peers_pack(id, &bytes);
+    for (const char* p = mine; mine && p + PEER_RECORD_FIXED < mine + bytes; p += strlen(p) + 1) {
+      uint64_t size = get_u64(&p), mode = get_u64(&p), sec = get_u64(&p), nsec = get_u64(&p);
+      peer_put(&b, id, scr.rank, size, mode, sec, nsec, p);
+    }
+    free(mine);
+  }
+  char* path = peer_published_path();
+  char* tmp = NULL;
+  int fd = -1;
+  if (!b.failed && path && asprintf(&tmp, "%s.tmp.%ld", path, (long) getpid()) >= 0)
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int ok = fd >= 0 && scr_io_write_full(fd, b.data, b.used) == (ssize_t) b.used;
+  if (fd >= 0 && close(fd) != 0) ok = 0;
+  if (ok && rename(tmp, path) != 0) ok = 0;
+  if (!ok) {
+    if (tmp) unlink(tmp);
+    scr_dbg(1, "preload: cannot write %s: the programs this node's ranks start list their own files only",
+            path ? path : SCR_PEERS_PUBLISHED);
+  }
+  free(tmp);
+  free(path);
+  free(b.data);
+}
+
+void scr_peers_unpublish(void)
+{
+  char* path = scr.node_rank == 0 ? peer_published_path() : NULL;
+  if (path) unlink(path);
+  free(path);
+}
+
+void scr_peers_load(void)
+{
+  scr_peers_forget();
+  char* path = peer_published_path();
+  char* data = NULL;
+  size_t length = 0;
+  if (path && scr_io_read_file(path, &data, &length) == SCR_SUCCESS && length >= sizeof(peer_magic) &&
+      memcmp(data, peer_magic, sizeof(peer_magic)) == 0) {
+    const char* p = data + sizeof(peer_magic);
+    const char* end = data + length;
+    while (p + 6 * sizeof(uint64_t) < end) {
+      int dataset = (int) get_u64(&p), owner = (int) get_u64(&p);
+      uint64_t size = get_u64(&p), mode = get_u64(&p), sec = get_u64(&p), nsec = get_u64(&p);
+      size_t n = strnlen(p, (size_t) (end - p));
+      if (n == (size_t) (end - p)) break;
+      /* the parent's own files are its filemap's */
+      if (owner != scr.rank) peer_add(p, dataset, owner, size, (uint32_t) mode, (int64_t) sec, (int64_t) nsec);
+      p += n + 1;
     }
   }
-  free(all);
-  peer_compact();
+  free(data);
+  free(path);
+}
+
+int scr_peers_shows(const char* orig)
+{
+  struct peer_file* p = orig ? peer_lookup(orig) : NULL;
+  return p && peer_shown(p);
 }

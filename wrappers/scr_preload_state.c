@@ -2,10 +2,12 @@
  * publishes them to the wrappers, which read them without taking a lock. */
 #include "config.h"
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "scr_config.h"
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_param.h"
@@ -29,14 +31,17 @@ const scr_preload_ruleset* scr_preload_state_current(void)
  * MPI_Init), where a leak checker sees it is kept on purpose. */
 static scr_preload_ruleset* state_retired[4];
 
-void scr_preload_state_install(scr_preload_ruleset* rules)
+/* the first non-empty set activates the layer; a rank's process also gets
+ * the fatal-signal handlers (`signals`), a child process of one does not:
+ * a tool the program runs (gzip, a shell) dies as it would without us */
+static void state_install(scr_preload_ruleset* rules, int signals)
 {
   if (rules && scr_preload_rules_count(rules) == 0) scr_preload_rules_free(&rules);
   if (rules) {
     /* before the rules are visible: a matching open may follow at once */
     scr_preload_state_owner = getpid();
     scr_preload_fd_init();
-    scr_preload_signal_install();
+    if (signals) scr_preload_signal_install();
     scr_preload_hot.screen = scr_preload_screen_best();
   }
   scr_preload_ruleset* old = __atomic_exchange_n(&scr_preload_hot.ruleset, rules, __ATOMIC_ACQ_REL);
@@ -45,6 +50,17 @@ void scr_preload_state_install(scr_preload_ruleset* rules)
       state_retired[i] = old;
       break;
     }
+}
+
+void scr_preload_state_install(scr_preload_ruleset* rules)
+{
+  state_install(rules, 1);
+}
+
+void scr_preload_state_adopt(void)
+{
+  scr_preload_state_owner = getpid();
+  scr_preload_fd_init();
 }
 
 /* the rank the launcher gave this process, for messages before MPI_Init
@@ -65,10 +81,12 @@ static void state_rank_from_environment(void)
   }
 }
 
-/* the compiled rules of the configuration just read into the param module */
-static int state_compile(scr_preload_ruleset** rules, char* errbuf, size_t errlen)
+/* the compiled rules of the configuration just read into the param module,
+ * against prefix, or when that is NULL against SCR_PREFIX (default: the
+ * current directory) */
+static int state_compile(const char* prefix, scr_preload_ruleset** rules, char* errbuf, size_t errlen)
 {
-  const char* prefix = scr_param_get("SCR_PREFIX");
+  if (!prefix) prefix = scr_param_get("SCR_PREFIX");
   char* absolute = prefix ? scr_path_absolute(prefix) : getcwd(NULL, 0);
   if (!absolute) {
     snprintf(errbuf, errlen, "cannot find the prefix directory%s%s: %s",
@@ -80,18 +98,24 @@ static int state_compile(scr_preload_ruleset** rules, char* errbuf, size_t errle
   return rc;
 }
 
-int scr_preload_state_load(char* errbuf, size_t errlen)
+/* the user configuration file the rules in force came from (absolute; ""
+ * for none), which a child process reads again (scr_preload_child.c) */
+static char state_user_file[PATH_MAX] = "";
+
+const char* scr_preload_state_user_file(void)
 {
-  /* the configuration files are read through our own wrappers */
-  scr_preload_real_enter();
-  scr_kvtree* user = scr_kvtree_new();
-  scr_kvtree* system = scr_kvtree_new();
+  return state_user_file;
+}
+
+/* the parameters and rules of user and system (parsed files), against
+ * prefix (NULL: SCR_PREFIX), installed; `signals` as for state_install */
+static int state_apply(scr_kvtree* user, scr_kvtree* system, const char* prefix, int signals, char* errbuf,
+                       size_t errlen)
+{
   scr_preload_ruleset* rules = NULL;
-  int rc = user && system ? SCR_SUCCESS : SCR_ERR_NOMEM;
-  if (rc == SCR_SUCCESS) rc = scr_param_read_files(user, system, errbuf, errlen);
-  if (rc == SCR_SUCCESS) rc = scr_param_init(user, scr_param_app_tree(), system);
+  int rc = scr_param_init(user, scr_param_app_tree(), system);
   if (rc == SCR_SUCCESS) rc = scr_param_check_environment(errbuf, errlen);
-  if (rc == SCR_SUCCESS) rc = state_compile(&rules, errbuf, errlen);
+  if (rc == SCR_SUCCESS) rc = state_compile(prefix, &rules, errbuf, errlen);
   if (rc == SCR_SUCCESS) {
     long long level = 0;
     int enabled = 1;
@@ -102,7 +126,47 @@ int scr_preload_state_load(char* errbuf, size_t errlen)
     state_rank_from_environment();
     /* SCR_ENABLE=0: the files go where the application writes them */
     if (scr_param_get_bool("SCR_ENABLE", &enabled) == SCR_SUCCESS && !enabled) scr_preload_rules_free(&rules);
-    scr_preload_state_install(rules);
+    state_install(rules, signals);
+  }
+  return rc;
+}
+
+int scr_preload_state_load(char* errbuf, size_t errlen)
+{
+  /* the configuration files are read through our own wrappers */
+  scr_preload_real_enter();
+  scr_kvtree* user = scr_kvtree_new();
+  scr_kvtree* system = scr_kvtree_new();
+  int rc = user && system ? SCR_SUCCESS : SCR_ERR_NOMEM;
+  if (rc == SCR_SUCCESS) rc = scr_param_read_files(user, system, errbuf, errlen);
+  if (rc == SCR_SUCCESS) {
+    const char* file = scr_param_user_file();
+    char* absolute = file ? scr_path_absolute(file) : NULL;
+    snprintf(state_user_file, sizeof(state_user_file), "%s", absolute ? absolute : "");
+    free(absolute);
+    rc = state_apply(user, system, NULL, 1, errbuf, errlen);
+  }
+  scr_kvtree_delete(&user);
+  scr_kvtree_delete(&system);
+  scr_preload_real_leave();
+  return rc;
+}
+
+int scr_preload_state_load_child(const char* user_file, const char* prefix, char* errbuf, size_t errlen)
+{
+  scr_preload_real_enter();
+  scr_kvtree* user = scr_kvtree_new();
+  scr_kvtree* system = scr_kvtree_new();
+  int rc = user && system ? SCR_SUCCESS : SCR_ERR_NOMEM;
+  /* the files the parent read, wherever this process runs now (a shell's
+   * child after a cd): the system file, and the very user file, if any */
+  if (rc == SCR_SUCCESS) rc = scr_config_read_file(SCR_CONFIG_FILE, system, errbuf, errlen);
+  if (rc == SCR_ERR_NOENT) rc = SCR_SUCCESS;
+  if (rc == SCR_SUCCESS && user_file[0]) rc = scr_config_read_file(user_file, user, errbuf, errlen);
+  if (rc == SCR_ERR_NOENT) rc = SCR_SUCCESS;
+  if (rc == SCR_SUCCESS) {
+    snprintf(state_user_file, sizeof(state_user_file), "%s", user_file);
+    rc = state_apply(user, system, prefix, 0, errbuf, errlen);
   }
   scr_kvtree_delete(&user);
   scr_kvtree_delete(&system);

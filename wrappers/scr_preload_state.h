@@ -33,6 +33,20 @@ SCR_PRELOAD_API void scr_preload_state_install(scr_preload_ruleset* rules);
  * code with the one-line message in errbuf and leaves the rules unchanged. */
 SCR_PRELOAD_API int scr_preload_state_load(char* errbuf, size_t errlen);
 
+/* in a child process of a rank (scr_preload_child.c): the rules the parent
+ * loaded, read again from user_file (absolute, "" for none) and the system
+ * file and compiled against prefix, installed without the fatal-signal
+ * handlers; otherwise as scr_preload_state_load */
+int scr_preload_state_load_child(const char* user_file, const char* prefix, char* errbuf, size_t errlen);
+
+/* the user configuration file the rules in force were read from (absolute),
+ * "" when there was none */
+const char* scr_preload_state_user_file(void);
+
+/* in a child made by fork (its handler, one thread): the rule set in force
+ * is this process's now, with a descriptor table of its own */
+void scr_preload_state_adopt(void);
+
 /* the process that installed the rule set (a vfork child shares it) */
 extern pid_t scr_preload_state_owner;
 

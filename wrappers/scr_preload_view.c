@@ -20,7 +20,7 @@
 #include "scr_filemap.h"
 #include "scr_dataset.h"
 #include "scr_globals.h"
-#include "scr_cache.h"
+#include "scr_prefix_dir.h"
 #include "scr_preload_engine_impl.h"
 
 /* directories that exist only in the view: one whose files left it while
@@ -99,7 +99,7 @@ static char* view_find_attached_store(const char* orig, int* dataset)
   for (int below = -1, id; !found && (id = scr_filemap_previous_dataset(scr.filemap, below)) >= 0; below = id) {
     scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
     if (!scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
-    char* store = scr_cache_attached_store(id, relpath);
+    char* store = scr_prefix_dir_attached(scr.prefix, id, relpath);
     struct stat st;
     if (store && lstat(store, &st) == 0 && S_ISREG(st.st_mode)) {
       found = store;
@@ -267,6 +267,12 @@ char* scr_view_find_cached(const char* orig, int* dataset)
     }
   }
   return NULL;
+}
+
+void scr_view_forget_inherited(void)
+{
+  view_directories = NULL;
+  view_directory_count = 0;
 }
 
 void scr_view_add_directory(const char* path)

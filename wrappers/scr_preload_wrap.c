@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "scr_log.h"
 #include "scr_preload_caller.h"
+#include "scr_preload_child.h"
 #include "scr_preload_path.h"
 #include "scr_preload_report.h"
 #include "scr_preload_wrap.h"
@@ -13,14 +14,15 @@
 /* Fork. A child made by fork (not vfork or posix_spawn, which run no
  * handlers and exec at once) is a copy of this process that is not a rank
  * of the job: it must neither complete datasets nor close the parent's
- * files in the engine's books. So the child drops everything: the rule set
- * (the layer is inert there, as outside MPI, and the child's files go where
- * it names them), and every descriptor mark (its copies of routed
- * descriptors are plain descriptors, whose close concerns nobody). The
+ * files in the engine's books. So the child drops every descriptor mark (its
+ * copies of routed descriptors are plain descriptors, whose close concerns
+ * nobody) and the engine; it keeps the rule set only to show the parent's
+ * files read-only, as any child of a rank sees them (scr_preload_child.c),
+ * and otherwise drops it too (the layer is inert there, as outside MPI). The
  * parent keeps its records exactly, as the child's closes never reach them.
  * The locks are taken across fork, so that the child's copies are not held
  * by a thread that does not exist there. After exec the new image starts
- * inert (no rules until its own MPI_Init). A vfork child runs no handler
+ * inert, or as a rank's child. A vfork child runs no handler
  * and shares this memory until it execs: a path it opens that matches is
  * passed through (the process id differs from the rules' owner), and the
  * descriptor table refuses its changes the same way. */
@@ -40,19 +42,21 @@ static void wrap_parent(void)
 
 static void wrap_child(void)
 {
-  /* not freed: the parent's copy is what other threads were reading */
-  scr_preload_state_install(NULL);
   scr_preload_fd_atfork_child();
   scr_preload_caller_atfork_child();
   scr_preload_report_atfork_child();
+  /* the rules go, unless the child is to see its parent's files */
+  scr_preload_child_forked();
 }
 
 /* resolve every real function before main, while one thread runs; wrappers
- * still resolve lazily for calls made by constructors that run before ours */
+ * still resolve lazily for calls made by constructors that run before ours.
+ * A process a rank started gets its rules now (scr_preload_child.c). */
 __attribute__((constructor)) static void wrap_constructor(void)
 {
   scr_preload_real_resolve_all();
   pthread_atfork(wrap_prepare, wrap_parent, wrap_child);
+  scr_preload_child_start();
 }
 
 

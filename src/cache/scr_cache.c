@@ -21,6 +21,7 @@
 #include "scr_mpi.h"
 #include "scr_cache.h"
 #include "scr_flush_file.h"
+#include "scr_prefix_dir.h"
 
 char* scr_cache_dataset_dir(int id)
 {
@@ -459,9 +460,7 @@ static void scr_cache_prune_dirs(const char* path, const char* dataset_dir)
 
 char* scr_cache_attached_store(int id, const char* relpath)
 {
-  char* path = NULL;
-  if (asprintf(&path, "%s/attached.%d/%s", scr.prefix_scr, id, relpath) < 0) return NULL;
-  return path;
+  return scr_prefix_dir_attached(scr.prefix, id, relpath);
 }
 
 /* the prefix-directory copies of this rank's attached files: kept while the

@@ -439,12 +439,14 @@ char* scr_param_app_query(const char* name)
 
 /* --- checks and reports --- */
 
-/* variables of this project's own tools (scr_cluster) that are not parameters
- * yet sit close to one (SCR_CLUSTER_NAME): not worth a did-you-mean */
+/* variables of this project's own tools (scr_cluster) and of the preload
+ * layer (what a rank tells the processes it starts) that are not parameters
+ * yet may sit close to one (SCR_CLUSTER_NAME): not worth a did-you-mean */
 static int scr_param_is_tool_variable(const char* name)
 {
   static const char* const names[] = { "SCR_CLUSTER_ID", "SCR_CLUSTER_JOB", "SCR_CLUSTER_MPIEXEC",
-                                       "SCR_CLUSTER_NODE", "SCR_CLUSTER_STATE", "SCR_CLUSTER_TIMEOUT" };
+                                       "SCR_CLUSTER_NODE", "SCR_CLUSTER_STATE", "SCR_CLUSTER_TIMEOUT",
+                                       "SCR_PRELOAD_PARENT" };
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(name, names[i]) == 0) return 1;
   return 0;
@@ -466,9 +468,11 @@ int scr_param_check_environment(char* errbuf, size_t errlen)
     const scr_param_def* def = scr_param_table_find(name);
     if (!def || strcmp(def->name, name) != 0) {
       /* other SCR_ variables (SCR_NODELIST, test settings) are legitimate;
-       * only a near miss of a real name is worth a word */
-      const char* hint = scr_param_table_suggest(name);
-      if (hint && strcmp(hint, name) != 0 && !scr_param_is_tool_variable(name))
+       * only a near miss of a real name is worth a word (our own variables
+       * are known first: a search for the nearest name is not cheap, and
+       * every process a rank starts checks its environment) */
+      const char* hint = scr_param_is_tool_variable(name) ? NULL : scr_param_table_suggest(name);
+      if (hint && strcmp(hint, name) != 0)
         scr_warn("environment variable %s is not an SCR parameter; did you mean %s?", name, hint);
       continue;
     }
@@ -524,9 +528,27 @@ void scr_param_report_ineffective(void)
   }
 }
 
+/* the user file the last scr_param_read_files read, NULL for none */
+static char* user_file_read = NULL;
+
+const char* scr_param_user_file(void)
+{
+  return user_file_read;
+}
+
+/* path parsed into user: remembered when it was there */
+static int read_user_file(const char* path, scr_kvtree* user, char* errbuf, size_t errlen)
+{
+  int rc = scr_config_read_file(path, user, errbuf, errlen);
+  if (rc == SCR_SUCCESS) user_file_read = strdup(path);
+  return rc;
+}
+
 int scr_param_read_files(scr_kvtree* user, scr_kvtree* system, char* errbuf, size_t errlen)
 {
   if (errbuf && errlen) errbuf[0] = '\0';
+  free(user_file_read);
+  user_file_read = NULL;
   int rc = SCR_SUCCESS;
   if (system) {
     rc = scr_config_read_file(SCR_CONFIG_FILE, system, errbuf, errlen);
@@ -540,7 +562,7 @@ int scr_param_read_files(scr_kvtree* user, scr_kvtree* system, char* errbuf, siz
    * is being looked for */
   const char* named = scr_param_get("SCR_CONF_FILE");
   if (named) {
-    rc = scr_config_read_file(named, user, errbuf, errlen);
+    rc = read_user_file(named, user, errbuf, errlen);
     if (rc == SCR_ERR_NOENT && errbuf)
       snprintf(errbuf, errlen, "SCR_CONF_FILE names %s (set by %s), which does not exist",
                named, scr_param_origin("SCR_CONF_FILE"));
@@ -560,7 +582,7 @@ int scr_param_read_files(scr_kvtree* user, scr_kvtree* system, char* errbuf, siz
   char* path = malloc(len);
   if (!path) return SCR_ERR_NOMEM;
   snprintf(path, len, "%s/.scrconf", prefix);
-  rc = scr_config_read_file(path, user, errbuf, errlen);
+  rc = read_user_file(path, user, errbuf, errlen);
   free(path);
   return rc == SCR_ERR_NOENT ? SCR_SUCCESS : rc;
 }

@@ -72,4 +72,8 @@ const char* scr_param_descriptor_origin(const char* name, const char* value);
  * error errbuf holds the one-line message. Rank 0 calls this and broadcasts. */
 int scr_param_read_files(scr_kvtree* user, scr_kvtree* system, char* errbuf, size_t errlen);
 
+/* the user file the last scr_param_read_files read (as it named it), NULL
+ * when it found none: a process that must see the same rules reads it again */
+const char* scr_param_user_file(void);
+
 #endif

@@ -24,6 +24,15 @@ char* scr_prefix_dir_file(const char* prefix, const char* name)
   return path;
 }
 
+char* scr_prefix_dir_attached(const char* prefix, int id, const char* relpath)
+{
+  char* dir = scr_prefix_dir_file(prefix, NULL);
+  char* path = NULL;
+  if (dir && asprintf(&path, "%s/attached.%d/%s", dir, id, relpath) < 0) path = NULL;
+  free(dir);
+  return path;
+}
+
 int scr_prefix_dir_create(const char* prefix)
 {
   char* dir = scr_prefix_dir_file(prefix, NULL);

@@ -10,6 +10,11 @@
  * prefix is NULL or empty or memory runs out */
 char* scr_prefix_dir_file(const char* prefix, const char* name);
 
+/* "<prefix>/.scr/attached.<id>/<relpath>": the copy of a file attached to
+ * dataset id (the preload layer's pointer files) that every rank and a
+ * later run find; malloc'd, NULL as for scr_prefix_dir_file */
+char* scr_prefix_dir_attached(const char* prefix, int id, const char* relpath);
+
 /* creates <prefix>/.scr (mode 0755 minus umask) unless it exists; the prefix
  * itself must exist. SCR_ERR_IO (logged) otherwise. */
 int scr_prefix_dir_create(const char* prefix);

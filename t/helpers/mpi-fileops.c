@@ -146,6 +146,21 @@
  *   rawclose the same file, written the same, closed by syscall(SYS_close):
  *            around every wrapper, so that the next descriptor anyone
  *            opens, the preload's own included, gets its number
+ * Child processes (PATH is a shell command CMD, for /bin/sh -c; RC is its
+ * exit status, -1 when it did not exit): a program that runs a helper on
+ * the checkpoint it just wrote
+ *   system   system(CMD), the program's output flushed first: the child
+ *            writes to the same standard output
+ *   popen    popen(CMD, "r"): each line it prints follows as "  = LINE"
+ *   spawn    posix_spawn of /bin/sh -c CMD, its standard output a pipe read
+ *            as for popen
+ *   forkexec fork, then in the child execl of /bin/sh -c CMD (the parent's
+ *            pthread_atfork handlers ran), read as for popen
+ *   forkread fork without exec, as Python's multiprocessing does: the child
+ *            stats and reads PATH (a file, not a command) and reports to
+ *            the parent through a pipe; RC is the bytes read (-1 with the
+ *            child's errno), and a line "  = SIZE FNV" follows: st_size and
+ *            the FNV-1a hash of the bytes in hex
  * Every rank runs the operations in order, with a barrier after each, and
  * rank 0 prints "OP PATH: RC ERROR" for its own (ERROR: strerror of errno
  * when RC is -1, else "ok"); OP@RANK runs on that rank alone, which prints
@@ -160,6 +175,8 @@
 #include <glob.h>
 #include <mpi.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +185,7 @@
 #include <sys/statvfs.h>
 #include <sys/time.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -458,6 +476,162 @@ static int remove_tree(const char* path)
   return rc == 0 ? rmdir(path) : rc;
 }
 
+/* ---- child processes */
+
+extern char** environ;
+
+/* each line of in as "  = LINE" at the end of detail */
+static void read_lines(FILE* in, char* detail, size_t size)
+{
+  char line[4096];
+  size_t used = strlen(detail);
+  while (fgets(line, sizeof(line), in)) {
+    line[strcspn(line, "\n")] = '\0';
+    int n = snprintf(detail + used, size - used, "  = %s\n", line);
+    if (n > 0 && (size_t) n < size - used) used += (size_t) n;
+  }
+}
+
+/* a wait status as RC: the exit status, or -1 (ECHILD) when it did not exit */
+static int exit_status(int status)
+{
+  if (status == -1) return -1;
+  if (!WIFEXITED(status)) {
+    errno = ECHILD;
+    return -1;
+  }
+  return WEXITSTATUS(status);
+}
+
+/* what the child pid writes on fd, read as for read_lines; its exit status */
+static int child_output(pid_t pid, int fd, char* detail, size_t size)
+{
+  FILE* in = fdopen(fd, "r");
+  if (in) {
+    read_lines(in, detail, size);
+    fclose(in);
+  } else {
+    close(fd);
+  }
+  int status = 0;
+  return waitpid(pid, &status, 0) == pid ? exit_status(status) : -1;
+}
+
+static int run_system(const char* cmd)
+{
+  fflush(NULL);
+  return exit_status(system(cmd));
+}
+
+static int run_popen(const char* cmd, char* detail, size_t size)
+{
+  fflush(NULL);
+  FILE* p = popen(cmd, "r");
+  if (!p) return -1;
+  read_lines(p, detail, size);
+  return exit_status(pclose(p));
+}
+
+static int run_spawn(const char* cmd, char* detail, size_t size)
+{
+  int out[2];
+  if (pipe(out) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addclose(&actions, out[1]);
+  char* argv[] = { "sh", "-c", (char*) cmd, NULL };
+  pid_t pid;
+  fflush(NULL);
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (rc != 0) {
+    close(out[0]);
+    errno = rc;
+    return -1;
+  }
+  return child_output(pid, out[0], detail, size);
+}
+
+/* fork with a pipe: the child gets out[1] to write to, the parent out[0]
+ * to read (the other end closed on each side); fork's result */
+static pid_t fork_piped(int out[2])
+{
+  if (pipe(out) != 0) return -1;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(out[0]);
+    close(out[1]);
+  } else {
+    close(out[pid == 0 ? 0 : 1]);
+  }
+  return pid;
+}
+
+static int run_forkexec(const char* cmd, char* detail, size_t size)
+{
+  int out[2];
+  pid_t pid = fork_piped(out);
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[1]);
+    execl("/bin/sh", "sh", "-c", cmd, (char*) NULL);
+    _exit(127);
+  }
+  return child_output(pid, out[0], detail, size);
+}
+
+/* forkread: the child's report, "BYTES ERRNO SIZE FNV" */
+static int run_forkread(const char* path, char* detail, size_t size)
+{
+  int out[2];
+  pid_t pid = fork_piped(out);
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    struct stat st;
+    uint32_t hash = 2166136261u;
+    long long bytes = -1, file_size = -1;
+    int fd = stat(path, &st) == 0 ? open(path, O_RDONLY) : -1;
+    if (fd >= 0) {
+      unsigned char buffer[4096];
+      ssize_t n;
+      file_size = (long long) st.st_size;
+      bytes = 0;
+      while ((n = read(fd, buffer, sizeof(buffer))) > 0)
+        for (ssize_t i = 0; i < n; i++, bytes++) hash = (hash ^ buffer[i]) * 16777619u;
+      if (n < 0) bytes = -1;
+      close(fd);
+    }
+    char report[128];
+    int n = snprintf(report, sizeof(report), "%lld %d %lld %08x\n", bytes, bytes < 0 ? errno : 0, file_size,
+                     (unsigned) hash);
+    _exit(write(out[1], report, (size_t) n) == n ? 0 : 1);
+  }
+  char report[128] = "";
+  FILE* in = fdopen(out[0], "r");
+  int got = in && fgets(report, sizeof(report), in) != NULL;
+  if (in) fclose(in);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  long long bytes = -1, file_size = -1;
+  int error = EIO;
+  unsigned hash = 0;
+  if (!got || sscanf(report, "%lld %d %lld %x", &bytes, &error, &file_size, &hash) != 4) {
+    errno = EIO;
+    return -1;
+  }
+  if (bytes < 0) {
+    errno = error;
+    return -1;
+  }
+  snprintf(detail, size, "  = %lld %08x\n", file_size, hash);
+  return (int) bytes;
+}
+
 /* the temporary-file-then-rename idiom through mkstemp */
 static int write_by_mkstemp(char* pair, int rank)
 {
@@ -527,7 +701,8 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
            MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
-           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, OPS };
+           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND,
+           SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -539,7 +714,8 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
                                            "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
                                            "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
-                                           "linkf", "readlink", "nlink", "same", "kind" };
+                                           "linkf", "readlink", "nlink", "same", "kind", "system",
+                                           "popen", "spawn", "forkexec", "forkread" };
 
 /* sigckpt: the handler's files, named from sig_base */
 static char sig_base[256];
@@ -972,6 +1148,11 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case UNSHARE:
   case DUP2OVER:
   case RAWCLOSE: return write_then_end(path, rank, kind);
+  case SYSTEM: return run_system(path);
+  case POPEN: return run_popen(path, detail, size);
+  case SPAWN: return run_spawn(path, detail, size);
+  case FORKEXEC: return run_forkexec(path, detail, size);
+  case FORKREAD: return run_forkread(path, detail, size);
   case CRASH:
   case CRASHRW: {
     int fd = open(path, O_RDWR);

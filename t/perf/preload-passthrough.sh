@@ -6,6 +6,7 @@ set -eu
 builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 iterations=${1:-40000}; rounds=${2:-3}
 bench="$builddir/t/perf/preload-passthrough"
+rules="$(cd "$(dirname "$0")" && pwd)/preload-rules.scrconf"
 preload="$builddir/.libs/libscr_preload.so"
 [ -x "$bench" ] && [ -f "$preload" ] ||
   { echo "build first (make check), and set top_builddir if the build is not in ./build" >&2; exit 1; }
@@ -14,18 +15,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 mkdir data && echo input >data/input.dat
 # ten rules under this directory (the prefix), none matching data/ or /etc
-cat >.scrconf <<'RULES'
-PRELOAD=ckpt.{step}/rank_{rank}.dat
-PRELOAD=ckpt.{step}/meta.json
-PRELOAD=ckpt.latest
-PRELOAD=out/field_{step}_{rank}.h5 TYPE=OUTPUT
-PRELOAD=restart/{step}/r{rank}.bin
-PRELOAD=state.{step}.[0-9][0-9]*.ckpt
-PRELOAD=dumps/**/chk_{step}.{rank}
-PRELOAD=ckpt.{step}/rank_{rank}.idx
-PRELOAD=ckpt.{step}/rank_{rank}.?
-PRELOAD=snap_{step}/*.bin
-RULES
+cp "$rules" .scrconf
 
 # one line per run: CONFIG PATHKIND, then W D R for open+close, stat, fopen+fclose
 for round in $(seq "$rounds"); do
@@ -35,7 +25,7 @@ for round in $(seq "$rounds"); do
       absolute) path="$work/data/input.dat" ;;
       relative) path=data/input.dat ;;
     esac
-    for config in plain inert rules baseline mpi; do
+    for config in plain inert rules baseline mpi child; do
       case $config in
         plain) set -- $("$bench" "$path" "$iterations") ;;
         inert) set -- $(LD_PRELOAD="$preload" "$bench" "$path" "$iterations") ;;
@@ -43,6 +33,10 @@ for round in $(seq "$rounds"); do
         # the screen without AVX2, where the processor has it (else as above)
         baseline) set -- $(LD_PRELOAD="$preload" "$bench" --load-rules --screen baseline "$path" "$iterations") ;;
         mpi) set -- $(LD_PRELOAD="$preload" "$bench" --load-rules-mpi "$path" "$iterations") ;;
+        # a process a rank started: the rules loaded before main, as the
+        # variable says (its process id is not this one's), none matching
+        child) set -- $(SCR_PRELOAD_PARENT="1:1:0:-1:$work:$work/cntl:$work/cache:$work/.scrconf" \
+                          LD_PRELOAD="$preload" "$bench" "$path" "$iterations") ;;
       esac
       echo "$config $kind $2 $3 $4 $6 $7 $8 ${10} ${11} ${12}"
     done
@@ -71,13 +65,13 @@ awk -v rounds="$rounds" -v iterations="$iterations" '
     printf "iteration together (open, close, stat, fopen, fclose), the ratios weighted by time\n"
     split("outside absolute relative", kinds, " ")
     split("/etc/passwd (outside the prefix),prefix/data/input.dat (absolute),data/input.dat (relative)", labels, ",")
-    split("plain inert rules baseline mpi", configs, " ")
+    split("plain inert rules baseline mpi child", configs, " ")
     names["plain"] = "no preload (both libc)"; names["inert"] = "preload, no rules"
     names["rules"] = "preload, 10 rules, no match"; names["baseline"] = " the same, baseline screen"
-    names["mpi"] = " + virtual dirs (as in MPI)"
+    names["mpi"] = " + virtual dirs (as in MPI)"; names["child"] = "a rank s child, 10 rules"
     for (k = 1; k <= 3; k++) {
       printf "%s:\n  %-28s %23s %23s %23s %7s\n", labels[k], "", "open+close", "stat", "fopen+fclose", "loop"
-      for (c = 1; c <= 5; c++) {
+      for (c = 1; c <= 6; c++) {
         key = configs[c] " " kinds[k]
         printf "  %-28s", names[configs[c]]
         weighted = 0; straight = 0
