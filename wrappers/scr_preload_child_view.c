@@ -14,6 +14,7 @@
 #include "scr_path.h"
 #include "scr_io.h"
 #include "scr_filemap.h"
+#include "scr_filemap_journal.h"
 #include "scr_dataset.h"
 #include "scr_globals.h"
 #include "scr_preload_child.h"
@@ -48,7 +49,8 @@ struct child_file {
   struct stat seen;
   int read;
 };
-static struct child_file child_filemap, child_names;
+static struct child_file child_filemap, child_journal, child_names;
+static char* child_journal_file; /* beside the filemap */
 /* the process whose view the globals hold: in any other (the copy a fork
  * made of a process that showed the view), what they hold is abandoned,
  * not freed */
@@ -79,8 +81,11 @@ static int child_changed(const char* path, const struct child_file* f, struct st
  * paths the rules match make them */
 static void child_refresh(void)
 {
-  struct stat st;
-  if (child_changed(scr.filemap_file, &child_filemap, &st)) {
+  struct stat st, journal_st;
+  /* the files of the dataset in progress are in the journal until its
+   * completion writes the filemap (scr_filemap_journal.h) */
+  int map_changed = child_changed(scr.filemap_file, &child_filemap, &st);
+  if (child_changed(child_journal_file, &child_journal, &journal_st) || map_changed) {
     scr_kvtree* map = scr_kvtree_new();
     if (map && st.st_ino && scr_kvtree_read_file(scr.filemap_file, map) != SCR_SUCCESS) {
       scr_dbg(1, "preload: cannot read rank %d's filemap %s: its files are shown as they were", scr.rank,
@@ -88,10 +93,13 @@ static void child_refresh(void)
       scr_kvtree_delete(&map);
     }
     if (map) {
+      scr_filemap_journal_merge(child_journal_file, scr.rank, map);
       scr_kvtree_delete(&scr.filemap);
       scr.filemap = map;
       child_filemap.seen = st;
       child_filemap.read = 1;
+      child_journal.seen = journal_st;
+      child_journal.read = 1;
       /* the rank's dataset in progress: its newest, until it is complete
        * (one that failed is deleted right after it is marked so) */
       int newest = scr_filemap_latest_dataset(map);
@@ -134,6 +142,7 @@ static void child_forget(void)
   child_set(&scr.cntl_dir, NULL);
   child_set(&scr.cache_dir, NULL);
   child_set(&scr.filemap_file, NULL);
+  child_set(&child_journal_file, NULL);
   if (child_owns) {
     scr_kvtree_delete(&scr.filemap);
     scr_share_load(-1);
@@ -143,7 +152,7 @@ static void child_forget(void)
   scr.initialized = 0;
   scr.in_output = 0;
   scr.output_id = -1;
-  child_filemap.read = child_names.read = 0;
+  child_filemap.read = child_journal.read = child_names.read = 0;
 }
 
 static int child_init(void)
@@ -171,6 +180,7 @@ static int child_init(void)
            child_set(&scr.prefix_scr, scr_path_join(parent->prefix, ".scr")) &&
            child_set(&scr.cntl_dir, strdup(parent->cntl_dir)) && child_set(&scr.cache_dir, strdup(parent->cache_dir)) &&
            child_set(&scr.filemap_file, scr_filemap_path(parent->cntl_dir, parent->rank)) &&
+           child_set(&child_journal_file, scr_filemap_journal_path(parent->cntl_dir, parent->rank)) &&
            (scr.filemap = scr_kvtree_new()) != NULL;
   if (!ok) {
     child_forget();

@@ -16,6 +16,7 @@
 #include "scr_io.h"
 #include "scr_path.h"
 #include "scr_filemap.h"
+#include "scr_filemap_journal.h"
 #include "scr_dataset.h"
 #include "scr_globals.h"
 #include "scr_mpi.h"
@@ -50,55 +51,14 @@ static int scr_journal_torn = 0;   /* an append failed: unusable until emptied *
 
 static char* scr_cache_journal_path(int rank)
 {
-  char* path = NULL;
-  if (asprintf(&path, "%s/filemap_%d.journal", scr.cntl_dir, rank) < 0) return NULL;
-  return path;
+  return scr_filemap_journal_path(scr.cntl_dir, rank);
 }
 
 int scr_cache_journal_merge(int rank, scr_kvtree* map)
 {
   char* path = scr_cache_journal_path(rank);
-  int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+  int merged = scr_filemap_journal_merge(path, rank, map);
   free(path);
-  if (fd < 0) return 0;
-  /* records of four NUL-terminated fields: id, cache path, original path,
-   * relative path; a record cut short is ignored */
-  size_t cap = 1 << 16, len = 0;
-  char* buf = malloc(cap);
-  ssize_t n;
-  while (buf && (n = read(fd, buf + len, cap - len)) > 0) {
-    len += (size_t) n;
-    if (len == cap) {
-      char* grown = realloc(buf, cap * 2);
-      if (!grown) break;
-      buf = grown;
-      cap *= 2;
-    }
-  }
-  close(fd);
-  int merged = 0;
-  for (size_t at = 0; buf && at < len;) {
-    const char* field[4];
-    size_t p = at;
-    int k = 0;
-    for (; k < 4 && p < len; k++) {
-      field[k] = buf + p;
-      const char* end = memchr(buf + p, '\0', len - p);
-      if (!end) break;
-      p = (size_t) (end - buf) + 1;
-    }
-    if (k < 4 || buf[p - 1] != '\0') break;
-    at = p;
-    int id = atoi(field[0]);
-    scr_kvtree* dset = scr_filemap_get_dataset(map, id);
-    /* only a dataset that never completed: one whose completion wrote the
-     * filemap already names what it kept (the journal was not emptied yet) */
-    if (!dset || scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
-    if (scr_kvtree_get(scr_filemap_get_files(map, id, rank), field[1])) continue;
-    scr_filemap_add_file(map, id, rank, field[1], field[2], field[3]);
-    merged++;
-  }
-  free(buf);
   return merged;
 }
 
@@ -141,17 +101,14 @@ static int scr_cache_journal_append(int id, const char* cache, const char* orig,
     scr_journal_dev = st.st_dev;
     scr_journal_ino = st.st_ino;
   }
-  char idtext[24];
-  int idlen = snprintf(idtext, sizeof(idtext), "%d", id) + 1;
-  size_t a = strlen(cache) + 1, b = strlen(orig) + 1, c = strlen(relpath) + 1;
-  size_t total = (size_t) idlen + a + b + c;
   char stack[4 * 4096 + 32];
-  char* rec = total <= sizeof(stack) ? stack : malloc(total);
-  if (!rec) return SCR_ERR_NOMEM;
-  memcpy(rec, idtext, (size_t) idlen);
-  memcpy(rec + idlen, cache, a);
-  memcpy(rec + idlen + a, orig, b);
-  memcpy(rec + idlen + a + b, relpath, c);
+  size_t total = scr_filemap_journal_encode(stack, sizeof(stack), id, cache, orig, relpath);
+  char* rec = stack;
+  if (total > sizeof(stack)) {
+    rec = malloc(total);
+    if (!rec) return SCR_ERR_NOMEM;
+    scr_filemap_journal_encode(rec, total, id, cache, orig, relpath);
+  }
   /* one write: a process that dies leaves the record whole or absent */
   ssize_t w = write(scr_journal_fd, rec, total);
   if (rec != stack) free(rec);
