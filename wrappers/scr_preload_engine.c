@@ -399,9 +399,13 @@ static int engine_parent_missing(const char* path)
   if (parent && stat(parent, &st) == 0) {
     missing = !S_ISDIR(st.st_mode);
     if (missing) saved_errno = ENOTDIR;
-  } else if (parent && (errno == ENOENT || errno == ENOTDIR) && !scr_view_is_directory(parent)) {
-    missing = 1;
-    saved_errno = errno;
+  } else if (parent && (errno == ENOENT || errno == ENOTDIR)) {
+    /* the failure of stat, which the view's lookup may overwrite */
+    int failure = errno;
+    if (!scr_view_is_directory(parent)) {
+      missing = 1;
+      saved_errno = failure;
+    }
   }
   free(parent);
   errno = saved_errno; /* the program's, unless this is the open's failure */
