@@ -15,7 +15,8 @@ before it). Then the process works in PREFIX/work (where os_helper.TESTFN,
 tempfile, and the tests that make their own directories, put theirs).
 Rank 0 writes one line per test to OUT, 'OUTCOME test-id' with OUTCOME one
 of ok, FAIL, ERROR, skip, xfail, xpass; a test any of whose subtests failed
-is FAIL (or ERROR). OUT.log gets unittest's verbose output with every
+is FAIL (or ERROR); an error outside a test is one of MODULE:import,
+CLASS:setUpClass and the like. OUT.log gets unittest's verbose output with every
 traceback, to tell what a differing test did.
 
 MPI comes from mpi4py when it is built for MPICH's ABI (the one the preload
@@ -66,6 +67,17 @@ def _ext_suffix():
     return sysconfig.get_config_var("EXT_SUFFIX")
 
 
+def test_id(test):
+    """test.id() without blanks: an error of a class's or module's set-up
+    ('setUpClass (test.test_os.TestSendfile)') becomes
+    'test.test_os.TestSendfile:setUpClass'."""
+    tid = test.id()
+    if " (" in tid and tid.endswith(")"):
+        what, owner = tid[:-1].split(" (", 1)
+        tid = "%s:%s" % (owner, what)
+    return tid.replace(" ", "_")
+
+
 class Outcomes(unittest.TextTestResult):
     """unittest's verbose result, which also keeps each test's outcome."""
 
@@ -75,7 +87,7 @@ class Outcomes(unittest.TextTestResult):
         self.order = []
 
     def _set(self, test, what):
-        tid = test.id()
+        tid = test_id(test)
         if tid not in self.outcome:
             self.order.append(tid)
         # a failed subtest or a failing tearDown outranks the pass
@@ -151,8 +163,8 @@ def main():
         try:
             suite = unittest.defaultTestLoader.loadTestsFromName("test." + name)
         except Exception as e:   # a module that does not import counts as one error
-            outcomes["test.%s (import)" % name] = "ERROR"
-            order.append("test.%s (import)" % name)
+            outcomes["test.%s:import" % name] = "ERROR"
+            order.append("test.%s:import" % name)
             print("import of test.%s failed: %r" % (name, e), file=log, flush=True)
             continue
         result = runner.run(suite)
