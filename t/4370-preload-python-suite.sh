@@ -62,7 +62,8 @@ export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_COPY_TY
 # trees. deep, only when SCR_PYSUITE_RULES names it, as its differences are
 # not in the list: everything in and below a TESTFN directory, with a pattern
 # that matches the directories themselves too (a few bugs of directories
-# that match a rule, after which hundreds of tests find TESTFN left behind).
+# that match a rule; one of them, a name once a directory with cached files
+# in it cannot be created as a file again, fails hundreds of tests after it).
 rule_of() {
   case $1 in
     narrow) echo 'PRELOAD=work/@test_* TYPE=CHECKPOINT' ;;
