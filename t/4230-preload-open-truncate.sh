@@ -4,7 +4,8 @@
 # retries with O_CREAT: a file neither the view nor the file system has is
 # ENOENT and nothing else (no dataset begins, the next checkpoint completes);
 # one the view shows, or one only on the file system, is rewritten as with
-# O_CREAT|O_TRUNC. Errno and return values as natively. 2 ranks on one node;
+# O_CREAT|O_TRUNC. Errno and return values as natively, also of a pointer
+# file in a directory nobody made. 2 ranks on one node;
 # mpi-fileops does the I/O.
 . "$top_srcdir/t/test-lib.sh"
 
@@ -132,6 +133,20 @@ test_expect_success 'an open the file system refuses too (a name too long) leave
   SCR_FLUSH=1 ops y y.out mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat write:ckpt.1/rank_%d_$long.dat &&
   test_cmp y.native.out y.out && clean y.out && expect_grep 'preload summary: 1 datasets' y.out.err &&
   test \"\$(cat y/ckpt.1/rank_1.dat)\" = 'rank 1'
+"
+
+# a file of a rule with neither {step} nor {rank} created once a checkpoint
+# completed is attached to it (the pointer to it); in a directory nobody made
+# its open fails as natively, errno set (the view's lookup of the directory
+# cleared it)
+ops_z='mkdir@0:ckpt.1 write:ckpt.1/rank_%d.dat write@0:nodir/latest'
+test_expect_success 'a pointer file after a checkpoint, in a directory nobody made: ENOENT as natively' "
+  native z.native z.native.out $ops_z &&
+  expect_grep '^write@0 nodir/latest: -1 No such file or directory\$' z.native.out &&
+  fresh z 'PRELOAD=ckpt.{step}/rank_{rank}.dat
+PRELOAD=nodir/latest' &&
+  SCR_FLUSH=0 ops z z.out $ops_z && test_cmp z.native.out z.out && clean z.out &&
+  expect_grep 'preload summary: 1 datasets' z.out.err
 "
 
 # HDF5's family driver: H5Fcreate opens each member after the first with
