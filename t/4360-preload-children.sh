@@ -65,6 +65,8 @@ system@0:gzip -c ckpt.5/rank_0.dat | gunzip | md5sum
 spawn@0:stat -c "%s %F" ckpt.5/rank_0.dat
 forkexec@0:stat -L -c "%s %F" ckpt.5/rank_0.dat && sh -c "test -r ckpt.5/rank_0.dat" && echo readable
 forkread@0:ckpt.5/rank_0.dat
+spawnenv@0:stat -c "%s %F" ckpt.5/rank_0.dat
+execenv@0:cat ckpt.5/rank_0.dat | md5sum
 write:ckpt.5/meta_%d.txt
 popen@0:ls ckpt.5
 spawn@0:cat ckpt.5/meta_0.txt ckpt.5/rank_0.dat | md5sum
@@ -98,6 +100,14 @@ test_expect_success 'fork then exec of a script (stat, test -r) finds it readabl
 
 test_expect_success 'fork without exec (as multiprocessing) stats and reads it' '
   same ckpt "forkread@0 ckpt.5/rank_0.dat"
+'
+
+test_expect_success 'posix_spawn with an environment of its own (no LD_PRELOAD) stats it' '
+  same ckpt "spawnenv@0 stat"
+'
+
+test_expect_success 'fork then execve with an environment of its own reads it' '
+  same ckpt "execenv@0 cat"
 '
 
 test_expect_success 'once complete, ls in a child lists every rank s files of the checkpoint' '

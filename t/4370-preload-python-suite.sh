@@ -78,55 +78,21 @@ rule_of() {
 # man page states (LIMITATIONS); the goal is an empty list.
 expected() {
   cat <<'EOF'
-# link(2) and linkat(2) are not wrapped: the kernel finds no source, the
-# cached file is not on the file system (ENOENT); natively the link is made
-narrow,wide test.test_os.LinkTests.test_link                                 link(TESTFN, TESTFN2): ENOENT
-narrow,wide test.test_os.LinkTests.test_link_bytes                           link(TESTFN, TESTFN2): ENOENT
-narrow,wide test.test_os.LinkTests.test_unicode_name                         link(TESTFN, TESTFN2): ENOENT
-narrow,wide test.test_posixpath.PosixCommonTest.test_samefile_on_link        link(TESTFN, TESTFN2): ENOENT
-narrow,wide test.test_posixpath.PosixCommonTest.test_samestat_on_link        link(TESTFN, TESTFN2): ENOENT
-narrow,wide test.test_genericpath.TestGenericTest.test_samefile_on_link      link(TESTFN, TESTFN2): ENOENT
-narrow,wide test.test_genericpath.TestGenericTest.test_samestat_on_link      link(TESTFN, TESTFN2): ENOENT
-wide        test.test_posix.TestPosixDirFd.test_link_dir_fd                  linkat(dirfd, name, dirfd2, name2): ENOENT
-# a symbolic link (symlink(2), not wrapped) to a cached file: the stat
-# family does not follow it into the cache (ENOENT); natively the file's stat
-narrow,wide test.test_posixpath.PosixCommonTest.test_samefile_on_symlink     stat(TESTFN2 -> TESTFN): ENOENT
-narrow,wide test.test_posixpath.PosixCommonTest.test_samestat_on_symlink     stat(TESTFN2 -> TESTFN): ENOENT
-narrow,wide test.test_genericpath.TestGenericTest.test_samefile_on_symlink   stat(TESTFN2 -> TESTFN): ENOENT
-narrow,wide test.test_genericpath.TestGenericTest.test_samestat_on_symlink   stat(TESTFN2 -> TESTFN): ENOENT
-# a child process (fork and exec, no MPI_Init) sees the file system only:
-# python3 run on the script just written to TESTFN cannot open it and
-# exits 2 ('can't open file'), natively the script's 17
-narrow,wide test.test_os.SpawnTests.test_nowait                              os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnl                              os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnle                             os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnlp                             os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnlpe                            os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnv                              os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnve                             os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnve_bytes                       os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnve_invalid_env                 os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnvp                             os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnvpe                            os.spawn*(python3 TESTFN): the child's open: ENOENT
-narrow,wide test.test_os.SpawnTests.test_spawnvpe_invalid_env                os.spawn*(python3 TESTFN): the child's open: ENOENT
-# a symbolic link to a cached file, or through one into a real directory
-# that holds cached files, as above: stat, open for reading, listings
-tmp         test.test_shutil.TestCopy.test_copy_symlinks                     copy(link -> foo): open(link): ENOENT
-tmp         test.test_shutil.TestCopy.test_copy2_symlinks                    copy2(link -> foo): open(link): ENOENT
-tmp         test.test_shutil.TestCopy.test_copyfile_symlinks                 copyfile(link -> foo): open(link): ENOENT
-tmp         test.test_shutil.TestCopy.test_copymode_follow_symlinks          copymode(link -> baz): stat(link): ENOENT
-tmp         test.test_shutil.TestCopy.test_copystat_symlinks                 copystat(link -> foo): stat(link): ENOENT
-tmp         test.test_shutil.TestCopyTree.test_copytree_dangling_symlinks    copytree: stat('valid' -> test.txt): ENOENT
-tmp         test.test_shutil.TestCopyTree.test_copytree_symlink_dir          listdir(link_to_dir -> real_dir): no test.txt
-tmp         test.test_shutil.TestMove.test_move_file_symlink                 samefile(src, link -> src): stat(link): ENOENT
-tmp         test.test_shutil.TestMove.test_move_file_symlink_to_dir          samefile(src, link -> src): stat(link): ENOENT
-# a child process, as above: tar, zip and unzip find no archive or members
-tmp         test.test_shutil.TestArchives.test_tarfile_vs_tar                the tar/zip/unzip child's open: ENOENT
-tmp         test.test_shutil.TestArchives.test_zipfile_vs_zip                the tar/zip/unzip child's open: ENOENT
-tmp         test.test_shutil.TestArchives.test_unzip_zipfile                 the tar/zip/unzip child's open: ENOENT
+# link(2) of a file of a rule without {step} or {rank} (an attached file,
+# copied to the prefix directory's .scr/ at each close): EXDEV, as the
+# layer makes hard links only between names of one checkpoint's own files
+narrow test.test_os.LinkTests.test_link                                 link(TESTFN, TESTFN2): EXDEV
+narrow test.test_os.LinkTests.test_link_bytes                           link(TESTFN, TESTFN2): EXDEV
+narrow test.test_os.LinkTests.test_unicode_name                         link(TESTFN, TESTFN2): EXDEV
+narrow test.test_posixpath.PosixCommonTest.test_samefile_on_link        link(TESTFN, TESTFN2): EXDEV
+narrow test.test_posixpath.PosixCommonTest.test_samestat_on_link        link(TESTFN, TESTFN2): EXDEV
+narrow test.test_genericpath.TestGenericTest.test_samefile_on_link      link(TESTFN, TESTFN2): EXDEV
+narrow test.test_genericpath.TestGenericTest.test_samestat_on_link      link(TESTFN, TESTFN2): EXDEV
+# listdir through a symbolic link to a real directory that holds cached files
+tmp    test.test_shutil.TestCopyTree.test_copytree_symlink_dir          listdir(link_to_dir -> real_dir): no test.txt
 # open('dir/missing/', O_WRONLY|O_CREAT|O_TRUNC): natively EISDIR (then
 # FileNotFoundError), under the preload a cached file 'missing' is made
-tmp         test.test_shutil.TestCopy.test_copyfile_nonexistent_dir          open('src_dir/does_not_exist/', 'wb'): a file, not EISDIR
+tmp    test.test_shutil.TestCopy.test_copyfile_nonexistent_dir          open('src_dir/does_not_exist/', 'wb'): a file, not EISDIR
 EOF
 }
 
@@ -211,6 +177,7 @@ summary() {
   test -f "$TRASH/$1.diff" && printf '; %d files routed, %d tests differ from the native run' \
     "$(grep -c ': routed$' "$TRASH/$1.err")" "$(wc -l <"$TRASH/$1.diff")"
   echo
+  test -f "$TRASH/$1.diff" && sed 's/^/#   /' "$TRASH/$1.diff"
   cat "$TRASH/$1.gone" 2>/dev/null
 }
 

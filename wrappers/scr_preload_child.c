@@ -131,6 +131,7 @@ void scr_preload_child_export(int rank, int restored, const char* prefix, const 
     child_conf_copy[0] = '\0';
     return;
   }
+  scr_preload_exec_prepare();
   size_t size = 4 * PATH_MAX + 64, used = 0;
   char* value = malloc(size);
   int n = value ? snprintf(value, size, "1:%ld:%d:%d:", (long) getpid(), rank, restored) : -1;
@@ -178,6 +179,7 @@ void scr_preload_child_start(void)
   }
   if (scr_log_rank < 0) scr_log_rank = child_parent.rank;
   child_parent.debug = scr_log_debug_level;
+  scr_preload_exec_prepare();
   /* a rank's restored checkpoint directory may be missing on the file
    * system: shown, as in the rank */
   scr_preload_hooks_virtual_directories(1);

@@ -39,6 +39,11 @@ struct scr_preload_parent {
 SCR_PRELOAD_API void scr_preload_child_export(int rank, int restored, const char* prefix, const char* cntl_dir,
                                               const char* cache_dir);
 
+/* find this library's file, for the LD_PRELOAD of processes started with an
+ * environment of the program's own (scr_preload_exec.c); called where a
+ * view begins to be shown, never in a vfork child */
+void scr_preload_exec_prepare(void);
+
 /* Called by the engine's child view: the parent this process shows the
  * files of, NULL when it is none's child */
 SCR_PRELOAD_API const struct scr_preload_parent* scr_preload_child_parent(void);

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <ftw.h>
+#include <spawn.h>
 #include <glob.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -91,6 +92,15 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   /* _FORTIFY_SOURCE builds call these instead of readlink */ \
   X(__readlink_chk, "__readlink_chk", NULL, ssize_t, (const char*, char*, size_t, size_t)) \
   X(__readlinkat_chk, "__readlinkat_chk", NULL, ssize_t, (int, const char*, char*, size_t, size_t)) \
+  /* processes started with an environment of the program's own */ \
+  X(execve, "execve", NULL, int, (const char*, char* const*, char* const*)) \
+  X(execvpe, "execvpe", NULL, int, (const char*, char* const*, char* const*)) \
+  X(fexecve, "fexecve", NULL, int, (int, char* const*, char* const*)) \
+  X(execveat, "execveat", NULL, int, (int, const char*, char* const*, char* const*, int)) \
+  X(posix_spawn, "posix_spawn", NULL, int, (pid_t*, const char*, const posix_spawn_file_actions_t*, \
+                                            const posix_spawnattr_t*, char* const*, char* const*)) \
+  X(posix_spawnp, "posix_spawnp", NULL, int, (pid_t*, const char*, const posix_spawn_file_actions_t*, \
+                                              const posix_spawnattr_t*, char* const*, char* const*)) \
   /* virtual dataset directories */ \
   X(mkdir, "mkdir", NULL, int, (const char*, mode_t)) \
   X(mkdirat, "mkdirat", NULL, int, (int, const char*, mode_t)) \

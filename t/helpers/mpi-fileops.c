@@ -156,6 +156,9 @@
  *            as for popen
  *   forkexec fork, then in the child execl of /bin/sh -c CMD (the parent's
  *            pthread_atfork handlers ran), read as for popen
+ *   spawnenv, execenv  as spawn, and as forkexec with execve, with an
+ *            environment of the program's own (PATH and LC_ALL only, as
+ *            Python's subprocess with env= passes)
  *   forkread fork without exec, as Python's multiprocessing does: the child
  *            stats and reads PATH (a file, not a command) and reports to
  *            the parent through a pipe; RC is the bytes read (-1 with the
@@ -532,7 +535,11 @@ static int run_popen(const char* cmd, char* detail, size_t size)
   return exit_status(pclose(p));
 }
 
-static int run_spawn(const char* cmd, char* detail, size_t size)
+/* the environment of spawnenv and execenv: the program's own choice, as
+ * Python's subprocess with env= gives (no LD_PRELOAD, no SCR_ variable) */
+static char* const bare_environment[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
+
+static int run_spawn_with(const char* cmd, char* detail, size_t size, char* const envp[])
 {
   int out[2];
   if (pipe(out) != 0) return -1;
@@ -544,7 +551,7 @@ static int run_spawn(const char* cmd, char* detail, size_t size)
   char* argv[] = { "sh", "-c", (char*) cmd, NULL };
   pid_t pid;
   fflush(NULL);
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, NULL, argv, environ);
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, NULL, argv, envp);
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   if (rc != 0) {
@@ -553,6 +560,11 @@ static int run_spawn(const char* cmd, char* detail, size_t size)
     return -1;
   }
   return child_output(pid, out[0], detail, size);
+}
+
+static int run_spawn(const char* cmd, char* detail, size_t size)
+{
+  return run_spawn_with(cmd, detail, size, environ);
 }
 
 /* fork with a pipe: the child gets out[1] to write to, the parent out[0]
@@ -580,6 +592,21 @@ static int run_forkexec(const char* cmd, char* detail, size_t size)
     dup2(out[1], 1);
     close(out[1]);
     execl("/bin/sh", "sh", "-c", cmd, (char*) NULL);
+    _exit(127);
+  }
+  return child_output(pid, out[0], detail, size);
+}
+
+static int run_execenv(const char* cmd, char* detail, size_t size)
+{
+  int out[2];
+  pid_t pid = fork_piped(out);
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[1]);
+    char* argv[] = { "sh", "-c", (char*) cmd, NULL };
+    execve("/bin/sh", argv, bare_environment);
     _exit(127);
   }
   return child_output(pid, out[0], detail, size);
@@ -702,7 +729,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
            MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
            RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND,
-           SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, OPS };
+           SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, SPAWNENV, EXECENV, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -715,7 +742,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
                                            "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
                                            "linkf", "readlink", "nlink", "same", "kind", "system",
-                                           "popen", "spawn", "forkexec", "forkread" };
+                                           "popen", "spawn", "forkexec", "forkread", "spawnenv", "execenv" };
 
 /* sigckpt: the handler's files, named from sig_base */
 static char sig_base[256];
@@ -1151,6 +1178,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case SYSTEM: return run_system(path);
   case POPEN: return run_popen(path, detail, size);
   case SPAWN: return run_spawn(path, detail, size);
+  case SPAWNENV: return run_spawn_with(path, detail, size, bare_environment);
+  case EXECENV: return run_execenv(path, detail, size);
   case FORKEXEC: return run_forkexec(path, detail, size);
   case FORKREAD: return run_forkread(path, detail, size);
   case CRASH:
