@@ -120,4 +120,11 @@ test_expect_success 'a directory made at a rule s file name is a directory: stat
     mkdir@0:ck/r0.5 rename@0:ck/r0.5=ck/r0.6 kind@all:ck/r0.6 ls@0:ck rmdir@0:ck/r0.6 ls@0:ck
 "
 
+symdir_ops='mkdir@0:tree mkdir@0:tree/real write:tree/real/f%d.1 symlink@0:real=tree/link ls@0:tree/link read@all:tree/link/f%d.1'
+test_expect_success 'a listing through a symbolic link, at a path the rules list, shows the files where it leads' "
+  cluster_fresh 'PRELOAD=tree/**/f{rank}.{step}' && rm -rf \"\$TRASH/symdir\" &&
+    fileops_native symdir symdir.native \$symdir_ops && fileops_pre symdir.pre \$symdir_ops &&
+    { test_cmp symdir.native symdir.pre || { fileops_show symdir.pre; false; }; }
+"
+
 test_done

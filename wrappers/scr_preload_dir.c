@@ -59,10 +59,10 @@ static void dir_track(DIR* stream, const scr_preload_target* t, void* cookie)
   if (stream && cookie) scr_preload_wrap_track(dir_fd(stream), SCR_PRELOAD_FD_DIR, t, 1, cookie);
 }
 
-/* a listing of (dirfd, path) that no rule lists, through a symbolic link
- * that leads into the view (a link "latest" to a checkpoint directory, whose
- * files the file system's directory does not hold): 1 with followed set.
- * Asked before the real listing, unless the path's text rules it out; it
+/* a listing of (dirfd, path) through a symbolic link that leads into the
+ * view (a link "latest" to a checkpoint directory, whose files the file
+ * system's directory does not hold): 1 with followed set. Asked before the
+ * real listing, unless the path's text rules it out; it
  * costs an lstat per name below the rules' common directory, which a
  * listing, no call a program makes in a tight loop, can afford. Keeps errno. */
 static int dir_follow(const scr_preload_ruleset* rules, int dirfd, const char* path, char* followed)
@@ -84,14 +84,16 @@ static void dir_failed(const scr_preload_ruleset* rules, int dirfd, const char* 
 static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
 {
   scr_preload_lookup l;
+  char followed[PATH_MAX];
+  DIR* d;
+  /* a link's own path may be one the rules list too (a rule for every file
+   * below tmp*): what it leads to is listed, as the kernel would */
+  if (dir_follow(rules, AT_FDCWD, path, followed)) {
+    SCR_PRELOAD_FOLLOWED(d, dir_open_routed(rules, followed));
+    return d;
+  }
   if (!rules || !scr_preload_lookup_path(&l, rules, "opendir", AT_FDCWD, path, DIR_LISTED) ||
       scr_preload_state_dryrun()) {
-    char followed[PATH_MAX];
-    DIR* d;
-    if (dir_follow(rules, AT_FDCWD, path, followed)) {
-      SCR_PRELOAD_FOLLOWED(d, dir_open_routed(rules, followed));
-      return d;
-    }
     d = dir_real_open(path);
     if (!d && rules) dir_failed(rules, AT_FDCWD, path);
     return d;
@@ -99,7 +101,7 @@ static DIR* dir_open_routed(const scr_preload_ruleset* rules, const char* path)
   char redirect[PATH_MAX];
   redirect[0] = '\0';
   void* cookie = NULL;
-  DIR* d = NULL;
+  d = NULL;
   int handled = dir_ask(&l.t, redirect, &cookie, &d);
   if (handled != SCR_PRELOAD_HANDLED) d = dir_real_open(handled == SCR_PRELOAD_REDIRECT ? redirect : path);
   dir_track(d, &l.t, cookie);
@@ -332,14 +334,15 @@ static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, int dirfd
 {
   scr_preload_lookup l;
   const char* call = dir_scan_names[is64][dirfd != AT_FDCWD];
+  char followed[PATH_MAX];
+  int n;
+  /* as opendir: through a link, what it leads to */
+  if (dir_follow(rules, dirfd, path, followed)) {
+    SCR_PRELOAD_FOLLOWED(n, dir_scan_routed(is64, rules, AT_FDCWD, followed, list, filter, compare));
+    return n;
+  }
   if (!rules || (!is64 && !DIR_SAME_LAYOUT) || scr_preload_state_dryrun() ||
       !scr_preload_lookup_path(&l, rules, call, dirfd, path, DIR_LISTED)) {
-    char followed[PATH_MAX];
-    int n;
-    if (dir_follow(rules, dirfd, path, followed)) {
-      SCR_PRELOAD_FOLLOWED(n, dir_scan_routed(is64, rules, AT_FDCWD, followed, list, filter, compare));
-      return n;
-    }
     n = dir_scan_real(is64, dirfd, path, list, filter, compare);
     if (n < 0 && rules) dir_failed(rules, dirfd, path);
     return n;
@@ -356,7 +359,7 @@ static int dir_scan_routed(int is64, const scr_preload_ruleset* rules, int dirfd
   if (handled != SCR_PRELOAD_HANDLED) d = dir_real_open(handled == SCR_PRELOAD_REDIRECT ? redirect : l.path);
   if (!d) return -1;
   dir_track(d, &l.t, cookie);
-  int n = dir_scan(d, is64, (struct dirent64***) list, (dir_filter) filter, (dir_compare) compare);
+  n = dir_scan(d, is64, (struct dirent64***) list, (dir_filter) filter, (dir_compare) compare);
   int error = errno;
   closedir(d);
   errno = error;
