@@ -105,4 +105,22 @@ test_expect_success 'after a restart they have the same times, in the same order
   test \$(mtime mtime.again ckpt.2) -lt \$(mtime mtime.again ckpt.3)
 "
 
+# special files in a restored checkpoint's directory that the file system
+# lost (removed between the runs): made there as natively, where it exists
+special_rule='PRELOAD=ckpt.{step}/rank_{rank}.dat'
+special_ops='mkfifo:ckpt.1/fifo kind:ckpt.1/fifo mknod:ckpt.1/node kind:ckpt.1/node symlink:rank_0.dat=ckpt.1/lnk
+  kind:ckpt.1/lnk read:ckpt.1/lnk mkfifo:ckpt.1/rank_0.dat ls:ckpt.1'
+# special_part OUT: OUT from its first special file on
+special_part() { sed -n '/^mkfifo ckpt.1\/fifo:/,$p' "$TRASH/$1"; }
+
+test_expect_success 'in a restored checkpoint directory the file system lost: mkfifo, mknod, symlink as natively' "
+  ops nat special.nat nat.special \"\$special_rule\" mkdir:ckpt.1 write:ckpt.1/rank_0.dat \$special_ops &&
+  ops pre special.pre special.first \"\$special_rule\" mkdir:ckpt.1 write:ckpt.1/rank_0.dat &&
+  rm -rf $TRASH/special.pre/ckpt.1 &&
+  (cd $TRASH/special.pre && mpirun 1 env LD_PRELOAD=\"$preload\" \"$fileops\" \$special_ops) \
+    >$TRASH/special 2>$TRASH/special.err &&
+  expect_grep \"sees checkpoint 'ckpt.1'\" special.err &&
+  special_part nat.special >special.expect && special_part special >special.got && test_cmp special.expect special.got
+"
+
 test_done

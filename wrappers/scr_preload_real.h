@@ -92,6 +92,11 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   /* _FORTIFY_SOURCE builds call these instead of readlink */ \
   X(__readlink_chk, "__readlink_chk", NULL, ssize_t, (const char*, char*, size_t, size_t)) \
   X(__readlinkat_chk, "__readlinkat_chk", NULL, ssize_t, (int, const char*, char*, size_t, size_t)) \
+  /* special files, made on the file system (mknod, mknodat: glibc 2.33, as stat) */ \
+  X(mkfifo, "mkfifo", NULL, int, (const char*, mode_t)) \
+  X(mkfifoat, "mkfifoat", NULL, int, (int, const char*, mode_t)) \
+  X(mknod, "mknod", SCR_PRELOAD_STAT_VERSION, int, (const char*, mode_t, dev_t)) \
+  X(mknodat, "mknodat", SCR_PRELOAD_STAT_VERSION, int, (int, const char*, mode_t, dev_t)) \
   /* processes started with an environment of the program's own */ \
   X(execve, "execve", NULL, int, (const char*, char* const*, char* const*)) \
   X(execvpe, "execvpe", NULL, int, (const char*, char* const*, char* const*)) \

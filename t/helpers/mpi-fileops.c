@@ -69,7 +69,9 @@
  *   same     PATH is A=B: stat(A) and stat(B) name the same object (device
  *            and inode): RC 1, else 0
  *   kind     lstat(PATH): RC is 1 for a regular file, 2 a directory, 3 a
- *            symbolic link, 0 anything else
+ *            symbolic link, 4 a FIFO, 0 anything else
+ *   mkfifo   mkfifo(PATH, 0640)
+ *   mknod    mknod(PATH, S_IFIFO | 0640, 0)
  *   stat     stat(PATH): RC is st_size
  *   mtime    stat(PATH): RC is st_mtime (seconds)
  *   sleep    sleep PATH seconds
@@ -439,7 +441,7 @@ static int kind_of(const char* path)
 {
   struct stat st;
   if (lstat(path, &st) != 0) return -1;
-  return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : S_ISLNK(st.st_mode) ? 3 : 0;
+  return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : S_ISLNK(st.st_mode) ? 3 : S_ISFIFO(st.st_mode) ? 4 : 0;
 }
 
 /* FROM=TO: the bytes of FROM (up to 64 KiB) into a new TO; RC their count */
@@ -729,7 +731,8 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
            MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
            RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND,
-           SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, SPAWNENV, EXECENV, OPS };
+           SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, SPAWNENV, EXECENV, MKFIFO,
+           MKNOD, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -742,7 +745,8 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
                                            "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
                                            "linkf", "readlink", "nlink", "same", "kind", "system",
-                                           "popen", "spawn", "forkexec", "forkread", "spawnenv", "execenv" };
+                                           "popen", "spawn", "forkexec", "forkread", "spawnenv", "execenv", "mkfifo",
+                                           "mknod" };
 
 /* sigckpt: the handler's files, named from sig_base */
 static char sig_base[256];
@@ -1043,6 +1047,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   }
   case SAME: return same_pair(path);
   case KIND: return kind_of(path);
+  case MKFIFO: return mkfifo(path, 0640);
+  case MKNOD: return mknod(path, S_IFIFO | 0640, 0);
   case STAT: return stat_size(path);
   case MTIME: {
     struct stat st;
