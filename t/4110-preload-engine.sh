@@ -607,4 +607,28 @@ test_expect_success 'rewinddir of a listing that shows cached files starts it ov
   expect_grep '^relist@0 ckpt.1: 5 ok' relist.out
 "
 
+# the exit comes inside the close that completes the second checkpoint, before
+# the program can say it was written
+test_expect_success 'a halt set with scr_halt ends an unmodified program after the checkpoint that meets it, flushed' "
+  fresh halted &&
+  echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/halted/.scrconf &&
+  scr_halt -c 2 $TRASH/halted >/dev/null &&
+  SCR_FLUSH=10 run posix_fpp halted halt.out &&
+  expect_grep '^checkpoint 2 written' halt.out && ! grep -q '^checkpoint [468] written' $TRASH/halt.out &&
+  ! grep -q '^result:' $TRASH/halt.out && expect_grep 'exiting after checkpoint 2 ' halt.out.err &&
+  test -s $TRASH/halted/data/step4_rank1.chk
+"
+
+test_expect_success 'once the halt is removed, the next run resumes from it with the native result' "
+  scr_halt -r $TRASH/halted >/dev/null && SCR_FLUSH=10 run posix_fpp halted halt.again &&
+  expect_grep '^resumed from step 4\$' halt.again && same_result halt.again ref.posix.out
+"
+
+test_expect_success 'with SCR_HALT_EXIT=0 a halt leaves the program running to its end' "
+  fresh running &&
+  echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >$TRASH/running/.scrconf &&
+  scr_halt -c 1 $TRASH/running >/dev/null &&
+  SCR_FLUSH=0 SCR_HALT_EXIT=0 run posix_fpp running run.out && same_result run.out ref.posix.out
+"
+
 test_done

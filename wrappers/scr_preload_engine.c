@@ -694,6 +694,10 @@ static int engine_init(void)
    * waits for it: none of its calls may reach the engine */
   scr.thread_start = scr_preload_real_own_thread;
   scr.before_restart = engine_follow_renames;
+  /* the program cannot ask SCR_Should_exit: a halt condition (scr_halt, the
+   * time left, a count of checkpoints) ends it after the checkpoint that
+   * meets it, unless SCR_HALT_EXIT=0 says otherwise */
+  scr.halt_exit_by_default = 1;
   if (SCR_Init() != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) {
     SCR_Finalize();

@@ -130,7 +130,7 @@ static const scr_param_def table[] = {
 
   /* halt */
   RANGED("SCR_HALT_SECONDS", "0", G(HALT), YES, 0, BIG, "halt after a checkpoint when less than this many seconds remain in the allocation"),
-  SIMPLE("SCR_HALT_EXIT", T(BOOL), "0", G(HALT), YES, "SCR calls exit() itself when a halt condition holds"),
+  SIMPLE("SCR_HALT_EXIT", T(BOOL), "0", G(HALT), YES, "SCR calls exit() itself when a halt condition holds (1 under libscr_preload.so)"),
   SIMPLE("SCR_HALT_ENABLED", T(BOOL), "1", G(HALT), YES, "0 reports halt conditions through SCR_Should_exit but never stops the job"),
 
   /* logging */

@@ -72,6 +72,10 @@ struct scr_state {
    * engine moves cached files a run that died had begun to rename */
   void (*before_restart)(void);
 
+  /* set before SCR_Init by the preload engine: SCR_HALT_EXIT's default is 1
+   * for a program that cannot ask SCR_Should_exit */
+  int halt_exit_by_default;
+
   /* set before SCR_Init by scr_scavenge: restart from the newest checkpoint
    * in cache whatever SCR_CURRENT says (it would drop the later ones) */
   int restart_newest;

@@ -70,6 +70,9 @@ static int scr_setup_params(void)
     rc = SCR_ERR_CONFIG;
   scr.halt_seconds = scr_setup_int("SCR_HALT_SECONDS", 0, &rc);
   scr.halt_exit = scr_setup_bool("SCR_HALT_EXIT", 0, &rc);
+  /* the table's default is for programs that can ask SCR_Should_exit */
+  const char* halt_exit_origin = scr_param_origin("SCR_HALT_EXIT");
+  if (scr.halt_exit_by_default && (!halt_exit_origin || strcmp(halt_exit_origin, "default") == 0)) scr.halt_exit = 1;
   scr.halt_enabled = scr_setup_bool("SCR_HALT_ENABLED", 1, &rc);
   scr.flush_on_restart = scr_setup_bool("SCR_FLUSH_ON_RESTART", 0, &rc);
   scr.flush_async = scr_setup_bool("SCR_FLUSH_ASYNC", 0, &rc);
