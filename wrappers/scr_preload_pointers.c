@@ -19,6 +19,7 @@
 #include "scr_cache.h"
 #include "scr_flush.h"
 #include "scr_preload_engine_impl.h"
+#include "scr_prefix_dir.h"
 
 int scr_pointers_attach(int dataset, const char* orig, const char* relpath, char* cache, size_t length)
 {
@@ -111,8 +112,8 @@ void scr_pointers_pin(void)
       if (relpath) pointers_note(newest, relpath, id);
     }
     if (scr.rank == 0) {
-      char* store = NULL;
-      if (asprintf(&store, "%s/attached.%d", scr.prefix_scr, id) >= 0) pointers_note_store(newest, id, store, NULL);
+      char* store = scr_prefix_dir_attached(scr.prefix, id, NULL);
+      if (store) pointers_note_store(newest, id, store, NULL);
       free(store);
     }
   }

@@ -427,8 +427,8 @@ static void scr_cache_delete_attached_store(int id, scr_kvtree* dset, scr_kvtree
   long long flushed = 0;
   scr_kvtree_get_int(dset, "FLUSHED", &flushed);
   if (flushed) return;
-  char* top = NULL;
-  if (asprintf(&top, "%s/attached.%d", scr.prefix_scr, id) < 0) return;
+  char* top = scr_prefix_dir_attached(scr.prefix, id, NULL);
+  if (!top) return;
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(mine, "ATTACHED")); e; e = scr_kvtree_next(e)) {
     const char* relpath = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "RELPATH");
     char* store = relpath ? scr_cache_attached_store(id, relpath) : NULL;
@@ -509,8 +509,8 @@ static int scr_cache_evict_dataset(int id)
   long long flushed = 0;
   scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), "FLUSHED", &flushed);
   int rc = scr_cache_delete_dataset(id);
-  char* top = NULL;
-  if (scr.rank == 0 && !flushed && asprintf(&top, "%s/attached.%d", scr.prefix_scr, id) >= 0) {
+  char* top = scr.rank == 0 && !flushed ? scr_prefix_dir_attached(scr.prefix, id, NULL) : NULL;
+  if (top) {
     struct stat st;
     if (lstat(top, &st) == 0) scr_io_remove_tree(top);
   }

@@ -28,7 +28,9 @@ char* scr_prefix_dir_attached(const char* prefix, int id, const char* relpath)
 {
   char* dir = scr_prefix_dir_file(prefix, NULL);
   char* path = NULL;
-  if (dir && asprintf(&path, "%s/attached.%d/%s", dir, id, relpath) < 0) path = NULL;
+  int n = !dir ? -1 : relpath ? asprintf(&path, "%s/attached.%d/%s", dir, id, relpath)
+                             : asprintf(&path, "%s/attached.%d", dir, id);
+  if (n < 0) path = NULL;
   free(dir);
   return path;
 }

@@ -12,7 +12,8 @@ char* scr_prefix_dir_file(const char* prefix, const char* name);
 
 /* "<prefix>/.scr/attached.<id>/<relpath>": the copy of a file attached to
  * dataset id (the preload layer's pointer files) that every rank and a
- * later run find; malloc'd, NULL as for scr_prefix_dir_file */
+ * later run find; relpath NULL: the directory of those copies. malloc'd,
+ * NULL as for scr_prefix_dir_file */
 char* scr_prefix_dir_attached(const char* prefix, int id, const char* relpath);
 
 /* creates <prefix>/.scr (mode 0755 minus umask) unless it exists; the prefix
