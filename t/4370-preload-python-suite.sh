@@ -124,9 +124,6 @@ tmp         test.test_shutil.TestMove.test_move_file_symlink_to_dir          sam
 tmp         test.test_shutil.TestArchives.test_tarfile_vs_tar                the tar/zip/unzip child's open: ENOENT
 tmp         test.test_shutil.TestArchives.test_zipfile_vs_zip                the tar/zip/unzip child's open: ENOENT
 tmp         test.test_shutil.TestArchives.test_unzip_zipfile                 the tar/zip/unzip child's open: ENOENT
-# open('dir/missing/', O_WRONLY|O_CREAT|O_TRUNC): natively EISDIR (then
-# FileNotFoundError), under the preload a cached file 'missing' is made
-tmp         test.test_shutil.TestCopy.test_copyfile_nonexistent_dir          open('src_dir/does_not_exist/', 'wb'): a file, not EISDIR
 EOF
 }
 

@@ -72,6 +72,9 @@
  *            symbolic link, 0 anything else
  *   stat     stat(PATH): RC is st_size
  *   mtime    stat(PATH): RC is st_mtime (seconds)
+ *   atime    utimensat(PATH) sets its access time a day back (the
+ *            modification time kept), open(PATH, O_RDONLY), close, with
+ *            no read in between: RC is 1 when stat's st_atime moved, else 0
  *   sleep    sleep PATH seconds
  *   die      raise(SIGKILL) (PATH ignored): the rank dies where it stands
  *   inodes   opendir(PATH), then for each entry (. and .. too) d_ino against
@@ -701,7 +704,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
            MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
-           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND,
+           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, ATIME,
            SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
@@ -714,7 +717,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
                                            "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
                                            "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
-                                           "linkf", "readlink", "nlink", "same", "kind", "system",
+                                           "linkf", "readlink", "nlink", "same", "kind", "atime", "system",
                                            "popen", "spawn", "forkexec", "forkread" };
 
 /* sigckpt: the handler's files, named from sig_base */
@@ -1020,6 +1023,15 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case MTIME: {
     struct stat st;
     return stat(path, &st) == 0 ? (int) st.st_mtime : -1;
+  }
+  case ATIME: {
+    struct stat before, after;
+    if (stat(path, &before) != 0) return -1;
+    struct timespec times[2] = { { before.st_atime - 86400, 0 }, { 0, UTIME_OMIT } };
+    if (utimensat(AT_FDCWD, path, times, 0) != 0 || stat(path, &before) != 0) return -1;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0 || close(fd) != 0 || stat(path, &after) != 0) return -1;
+    return after.st_atime != before.st_atime;
   }
   case SLEEP: return (int) sleep((unsigned) atoi(path));
   case DIE: return raise(SIGKILL);
