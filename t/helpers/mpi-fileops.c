@@ -72,9 +72,11 @@
  *            symbolic link, 0 anything else
  *   stat     stat(PATH): RC is st_size
  *   mtime    stat(PATH): RC is st_mtime (seconds)
- *   atime    utimensat(PATH) sets its access time a day back (the
- *            modification time kept), open(PATH, O_RDONLY), close, with
- *            no read in between: RC is 1 when stat's st_atime moved, else 0
+ *   atime    open(PATH, O_RDONLY), futimens sets its access time a day
+ *            back (the modification time kept), close, with no read in
+ *            between: RC is 1 when stat's st_atime moved, else 0
+ *   atimew   the same with open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+ *            as Python's os.utime(fd) test does
  *   sleep    sleep PATH seconds
  *   die      raise(SIGKILL) (PATH ignored): the rank dies where it stands
  *   inodes   opendir(PATH), then for each entry (. and .. too) d_ino against
@@ -704,7 +706,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
            MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
-           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, ATIME,
+           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, ATIME, ATIMEW,
            SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
@@ -717,7 +719,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
                                            "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
                                            "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
-                                           "linkf", "readlink", "nlink", "same", "kind", "atime", "system",
+                                           "linkf", "readlink", "nlink", "same", "kind", "atime", "atimew", "system",
                                            "popen", "spawn", "forkexec", "forkread" };
 
 /* sigckpt: the handler's files, named from sig_base */
@@ -1024,13 +1026,14 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     struct stat st;
     return stat(path, &st) == 0 ? (int) st.st_mtime : -1;
   }
-  case ATIME: {
+  case ATIME:
+  case ATIMEW: {
     struct stat before, after;
-    if (stat(path, &before) != 0) return -1;
+    int fd = kind == ATIME ? open(path, O_RDONLY) : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || fstat(fd, &before) != 0) return -1;
     struct timespec times[2] = { { before.st_atime - 86400, 0 }, { 0, UTIME_OMIT } };
-    if (utimensat(AT_FDCWD, path, times, 0) != 0 || stat(path, &before) != 0) return -1;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0 || close(fd) != 0 || stat(path, &after) != 0) return -1;
+    if (futimens(fd, times) != 0 || fstat(fd, &before) != 0 || close(fd) != 0 || stat(path, &after) != 0)
+      return -1;
     return after.st_atime != before.st_atime;
   }
   case SLEEP: return (int) sleep((unsigned) atoi(path));
