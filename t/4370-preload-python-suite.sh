@@ -88,9 +88,6 @@ narrow test.test_posixpath.PosixCommonTest.test_samefile_on_link        link(TES
 narrow test.test_posixpath.PosixCommonTest.test_samestat_on_link        link(TESTFN, TESTFN2): EXDEV
 narrow test.test_genericpath.TestGenericTest.test_samefile_on_link      link(TESTFN, TESTFN2): EXDEV
 narrow test.test_genericpath.TestGenericTest.test_samestat_on_link      link(TESTFN, TESTFN2): EXDEV
-# open('dir/missing/', O_WRONLY|O_CREAT|O_TRUNC): natively EISDIR (then
-# FileNotFoundError), under the preload a cached file 'missing' is made
-tmp    test.test_shutil.TestCopy.test_copyfile_nonexistent_dir          open('src_dir/does_not_exist/', 'wb'): a file, not EISDIR
 EOF
 }
 

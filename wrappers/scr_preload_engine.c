@@ -274,6 +274,9 @@ static int engine_open_existing(const char* path, int flags, mode_t* mode)
 static int engine_open_cache(const char* cache, int flags, mode_t mode, int* handled)
 {
   int fd = open(cache, flags, mode);  /* inside the guard: the real open */
+  /* an empty directory of the cache tree at the file's name, left by a
+   * run before scr_engine_prune_cache_dirs took such directories away */
+  if (fd < 0 && errno == EISDIR && (flags & O_CREAT) && rmdir(cache) == 0) fd = open(cache, flags, mode);
   *handled = SCR_PRELOAD_HANDLED;
   return fd;
 }
@@ -411,27 +414,73 @@ static struct scr_engine_file* engine_open_update(const scr_preload_target* t, i
   return f;
 }
 
+/* 1 when dir, or a directory above it in the prefix directory, is a file
+ * the view shows: where the kernel's lookup of a name below it stops with
+ * ENOTDIR (the file system has nothing there, and says ENOENT) */
+static int engine_below_shown_file(const char* dir)
+{
+  char* at = strdup(dir);
+  int found = 0;
+  while (!found && at && scr_path_is_within(at, scr.prefix) && strcmp(at, scr.prefix) != 0) {
+    int dataset = -1;
+    char* shown = scr_view_find(at, &dataset);
+    found = shown != NULL;
+    free(shown);
+    char* up = scr_path_dirname(at);
+    free(at);
+    at = up;
+  }
+  free(at);
+  return found;
+}
+
 /* 1, with errno ENOENT or ENOTDIR, when the directory a new file of path
  * would go in is neither on the file system (where every rank makes its
  * directories) nor shown by the view (a restored checkpoint's directory the
- * file system no longer has) */
-int scr_engine_parent_missing(const char* path)
+ * file system no longer has); *nlink: the directory's st_nlink when the
+ * file system has it, else 0 */
+static int engine_parent_missing(const char* path, nlink_t* nlink)
 {
   int saved_errno = errno;
   char* parent = scr_path_dirname(path);
   struct stat st;
   int missing = 0;
+  *nlink = 0;
   if (parent && stat(parent, &st) == 0) {
     missing = !S_ISDIR(st.st_mode);
     if (missing) saved_errno = ENOTDIR;
+    else *nlink = st.st_nlink;
   } else if (parent && (errno == ENOENT || errno == ENOTDIR)) {
     int stat_errno = errno; /* before the view's lookup, which may change it */
     missing = !scr_view_is_directory(parent);
-    if (missing) saved_errno = stat_errno;
+    if (missing) saved_errno = stat_errno == ENOENT && engine_below_shown_file(parent) ? ENOTDIR : stat_errno;
   }
   free(parent);
   errno = saved_errno; /* the program's, unless this is the open's failure */
   return missing;
+}
+
+int scr_engine_parent_missing(const char* path)
+{
+  nlink_t nlink;
+  return engine_parent_missing(path, &nlink);
+}
+
+/* a new file at path, in a directory of the file system with st_nlink
+ * nlink: 1 with errno EISDIR when path itself is a directory there, which
+ * a rule that matches directories too (a pattern ending in **: out/d as
+ * well as out/d/x), or any rule where the program made a directory at a
+ * file's name, would otherwise put a cache file in front of. Asked of the
+ * file system only when that directory has subdirectories (st_nlink other
+ * than 2, which file systems that do not count them give too): in a
+ * checkpoint directory of files alone it costs no look-up more per file. */
+static int engine_name_is_directory(const char* path, nlink_t nlink)
+{
+  struct stat st;
+  int saved_errno = errno;
+  int directory = nlink != 0 && nlink != 2 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  errno = directory ? EISDIR : saved_errno;
+  return directory;
 }
 
 /* scr_engine_parent_missing for a path the view does not show, when only this
@@ -441,7 +490,8 @@ int scr_engine_parent_missing(const char* path)
 static int engine_parent_missing_unshown(const char* path, int looked, char** shown, int* dataset)
 {
   int saved_errno = errno;
-  if (!scr_engine_parent_missing(path)) return 0;
+  nlink_t nlink;
+  if (!engine_parent_missing(path, &nlink)) return engine_name_is_directory(path, nlink);
   if (looked) return 1;
   int missing_errno = errno;
   *shown = scr_view_find(path, dataset);

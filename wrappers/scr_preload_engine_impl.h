@@ -97,6 +97,10 @@ int scr_engine_done_id(void);
 /* 1, with errno ENOENT or ENOTDIR, when the directory a new name path would
  * go in is neither on the file system nor shown by the view; else 0, errno kept */
 int scr_engine_parent_missing(const char* path);
+/* after cached left this rank's cache: its directories there that are
+ * empty now go, up to its dataset's (a name once a directory of cached
+ * files may be a file's next) */
+void scr_engine_prune_cache_dirs(const char* cached);
 
 /* the name of the dataset a file of target's rule belongs to (malloc'd) */
 char* scr_engine_dataset_name(const scr_preload_target* t, const char* relpath);

@@ -42,6 +42,27 @@ static void engine_move_flushed_copy(int dataset, const char* from, const char* 
   free(parent);
 }
 
+/* the directories of a dataset's cache tree that held only `cached`, which
+ * just left it, go too. The tree repeats the prefix directory's, so a
+ * directory left empty there stands at a name the program may make a file
+ * of next (a name that was a directory of checkpoint files, removed): the
+ * new file's cache file, or the rename of one to it, would then meet a
+ * directory (EISDIR). The dataset's own directory stays. Keeps errno. */
+void scr_engine_prune_cache_dirs(const char* cached)
+{
+  size_t root = strlen(scr.cache_dir);
+  char dir[SCR_MAX_FILENAME];
+  if (!scr_path_is_within(cached, scr.cache_dir) || strlen(cached) >= sizeof(dir)) return;
+  int saved_errno = errno;
+  snprintf(dir, sizeof(dir), "%s", cached);
+  char* slash;
+  while ((slash = strrchr(dir, '/')) != NULL && slash > dir + root) {
+    *slash = '\0';
+    if (!strchr(dir + root + 1, '/') || rmdir(dir) != 0) break;
+  }
+  errno = saved_errno;
+}
+
 /* rename within the cache: the entry of this rank's filemap follows the file.
  * alone: the other ranks are not renaming with this one (a directory moved
  * by one rank), so no collective may start here */
@@ -74,6 +95,7 @@ static int engine_rename_cached(const char* cache_from, int dataset, const scr_p
   if (rc != SCR_SUCCESS ||
       (rename(cache_from, cache_to) != 0 && !(errno == ENOENT && lstat(cache_to, &st) == 0)))
     return SCR_FAILURE;
+  scr_engine_prune_cache_dirs(cache_from);
   scr_fault_point("move"); /* moved in cache, its record not yet saved */
   scr_kvtree* mine = scr_kvtree_get_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), "RANK", scr.rank);
   int held = scr_kvtree_size(scr_filemap_get_files(scr.filemap, dataset, scr.rank));
@@ -210,6 +232,7 @@ static int engine_drop_name(const char* cached, const char* other, int dataset, 
   }
   int rc = unlink(cached);
   int saved_errno = errno;
+  scr_engine_prune_cache_dirs(cached);
   scr_kvtree_unset(files, cached);
   /* the last name left is a file like any other */
   if (!scr_engine_link_other(dataset, other)) scr_kvtree_unset(kept, SCR_FILEMAP_KEY_LINK);
@@ -248,6 +271,7 @@ static int engine_drop_cached(const char* cached, int dataset, const char* orig)
   char* store = attached ? scr_cache_attached_store(dataset, attached) : NULL;
   int rc = unlink(cached);
   int saved_errno = errno;
+  scr_engine_prune_cache_dirs(cached);
   if (store && unlink(store) != 0 && errno != ENOENT)
     scr_warn("cannot remove %s, the copy of deleted %s: other ranks and a restart still see it (%s)", store, orig,
              strerror(errno));
@@ -786,9 +810,31 @@ void scr_engine_deletions_settle(void)
   }
 }
 
+/* 1 when from, which a rule matches as a file, is a directory that holds
+ * shown files (a pattern ending in ** matches ckpt/d as it matches
+ * ckpt/d/x): its rename moves them, as a rule directory's does (lock held) */
+static int engine_rename_is_directory(const scr_preload_target* from)
+{
+  struct stat st;
+  int dataset = -1;
+  if (!from->path || (lstat(from->path, &st) == 0 && !S_ISDIR(st.st_mode))) return 0;
+  char* file = scr_view_find(from->path, &dataset);
+  free(file);
+  return !file && scr_view_is_directory(from->path);
+}
+
 int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                          int* handled)
 {
+  if (scr.initialized && from->path && to->path && flags == 0 && !from->directory) {
+    pthread_mutex_lock(&scr_engine_lock);
+    int rc = -1;
+    if (engine_rename_is_directory(from)) rc = engine_rename_directory(from, to, handled);
+    int saved_errno = errno, was = *handled == SCR_PRELOAD_HANDLED;
+    pthread_mutex_unlock(&scr_engine_lock);
+    errno = saved_errno;
+    if (was) return rc;
+  }
   if (scr.initialized && from->directory && from->path && to->path && flags == 0) {
     pthread_mutex_lock(&scr_engine_lock);
     int rc = engine_rename_directory(from, to, handled);
@@ -879,7 +925,10 @@ static int engine_rmdir(const scr_preload_target* t, int* handled)
   int rc = -1, dataset = -1;
   struct stat st;
   char* file = scr_view_find(t->path, &dataset);
-  int state = file || !t->directory ? SCR_VIEW_DIRECTORY_UNKNOWN : scr_view_remove_directory(t->path, 0);
+  /* also at a name a rule matches as a file (a pattern ending in ** matches
+   * ckpt/d as it matches ckpt/d/x): the directory there may hold cached
+   * files, which the file system's rmdir would not see */
+  int state = file ? SCR_VIEW_DIRECTORY_UNKNOWN : scr_view_remove_directory(t->path, 0);
   if (file) {
     *handled = SCR_PRELOAD_HANDLED;
     errno = ENOTDIR;

@@ -78,6 +78,10 @@ static SCR_PRELOAD_COLD int open_matched(int kind, const scr_preload_lookup* l, 
       SCR_PRELOAD_FOLLOWED(fd, open_routed(kind, AT_FDCWD, followed, flags, mode));
       return fd;
     }
+    /* below a file the view shows: the kernel's lookup stops there */
+    if (fd < 0 && handled == SCR_PRELOAD_PASS && errno == ENOENT &&
+        scr_preload_wrap_below_file(l->t.rules, open_names[kind], dirfd, path, 0))
+      errno = ENOTDIR;
   }
   if (fd >= 0) scr_preload_wrap_track(fd, SCR_PRELOAD_FD_FILE, &l->t, 1, file);
   scr_preload_report_open(&l->t, decision);

@@ -127,9 +127,12 @@ static SCR_PRELOAD_COLD int stat_matched(const stat_call* c, const scr_preload_l
   if (stat_ask(c, &l->t, redirect, &path, &rc)) return rc;
   int saved_errno = errno;
   rc = stat_real(c, path);
-  if (rc == 0 || errno != ENOENT || path != named ||
-      !scr_preload_wrap_follow(l->t.rules, c->dirfd, named, !(stat_at_flags(c) & AT_SYMLINK_NOFOLLOW), followed))
+  if (rc == 0 || errno != ENOENT || path != named) return rc;
+  if (!scr_preload_wrap_follow(l->t.rules, c->dirfd, named, !(stat_at_flags(c) & AT_SYMLINK_NOFOLLOW), followed)) {
+    /* below a file the view shows: the kernel's lookup stops there */
+    if (scr_preload_wrap_below_file(l->t.rules, stat_names[c->kind], c->dirfd, named, 0)) errno = ENOTDIR;
     return rc;
+  }
   errno = saved_errno;
   SCR_PRELOAD_FOLLOWED(rc, stat_routed(l->t.rules, c, followed));
   return rc;

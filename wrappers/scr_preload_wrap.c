@@ -100,6 +100,20 @@ static int lookup_name_excluded(const scr_preload_ruleset* rules, const char* pa
   return !scr_preload_rules_name_may_match(rules, name, length) || !scr_preload_rules_match_name(rules, name, length);
 }
 
+/* 1 when path names a directory by its text: it ends in '/', "/." or "/.."
+ * (or is "." or ".."). The kernel resolves such a name as a directory
+ * whatever is there, so it is never a rule's file, though the normalized
+ * path a rule matches loses the ending: open("d/missing/", O_CREAT) is
+ * EISDIR, not a checkpoint file d/missing */
+int scr_preload_path_names_directory(const char* path)
+{
+  size_t n = strlen(path);
+  if (n > 0 && path[n - 1] == '/') return 1;
+  const char* name = strrchr(path, '/');
+  name = name ? name + 1 : path;
+  return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
 int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                             int dirfd, const char* path, int what)
 {
@@ -115,7 +129,7 @@ int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* ru
   if (length == 0) return 0;
   l->t.path = l->path;
   l->t.length = length;
-  if (what & SCR_PRELOAD_LOOKUP_FILE) {
+  if ((what & SCR_PRELOAD_LOOKUP_FILE) && !scr_preload_path_names_directory(path)) {
     int rule = scr_preload_rules_match_from(rules, 0, l->path, length, &l->t.match);
     /* a rule whose CALLER= is not on the stack does not count: the next
      * rule that matches may */
@@ -144,7 +158,8 @@ int scr_preload_wrap_below_file(const scr_preload_ruleset* rules, const char* ca
   int saved_errno = errno, found = 0;
   char ancestor[PATH_MAX], shown[PATH_MAX];
   size_t end = scr_preload_path_resolve(dirfd, path, ancestor, sizeof(ancestor));
-  if (!self)
+  /* "file/" needs file to be a directory as "file/x" does */
+  if (!self && !scr_preload_path_names_directory(path))
     while (end > 1 && ancestor[end - 1] != '/') end--;
   while (!found && end > 1) {
     if (ancestor[end - 1] == '/') end--;
@@ -161,10 +176,12 @@ int scr_preload_lookup_virtual_directory(scr_preload_lookup* l, const scr_preloa
                                          int dirfd, const char* path)
 {
   int failure = errno;
-  if (rules && !scr_preload_state_dryrun() &&
+  /* no directory of the view lies below a file it shows */
+  int below_file = failure == ENOENT && scr_preload_wrap_below_file(rules, call, dirfd, path, 0);
+  if (!below_file && rules && !scr_preload_state_dryrun() &&
       scr_preload_lookup_path(l, rules, call, dirfd, path, SCR_PRELOAD_LOOKUP_DIRECTORY))
     return 1;
-  if (failure == ENOENT && scr_preload_wrap_below_file(rules, call, dirfd, path, 0)) failure = ENOTDIR;
+  if (below_file) failure = ENOTDIR;
   errno = failure;
   return 0;
 }

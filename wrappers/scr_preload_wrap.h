@@ -173,6 +173,10 @@ typedef struct {
 int scr_preload_lookup_path(scr_preload_lookup* l, const scr_preload_ruleset* rules, const char* call,
                             int dirfd, const char* path, int what);
 
+/* 1 when path names a directory by its text alone ("d/", "d/.", ".."):
+ * no rule's file, whatever a rule says of the name it normalizes to */
+int scr_preload_path_names_directory(const char* path);
+
 /* what (any dirfd, path) certainly is not, decided on the text alone:
  * SCR_PRELOAD_EXCLUDE_ALL (no rule's file and no rule directory),
  * SCR_PRELOAD_EXCLUDE_FILE (no rule's file), or SCR_PRELOAD_EXCLUDE_NONE

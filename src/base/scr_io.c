@@ -254,7 +254,13 @@ uint32_t scr_io_crc32(uint32_t crc, const void* buf, size_t len)
 
 static int scr_io_open_source(const char* path, struct stat* st)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* the library's own reads (a checksum, a copy to the prefix directory or
+   * to a partner) are not the program's: the file's access time stays what
+   * the program left (it may have just set it with futimens, as Python's
+   * os.utime(fd) does). O_NOATIME is refused (EPERM) for a file the process
+   * does not own, which is then read as any reader would. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int saved_errno = errno;
     if (saved_errno != ENOENT) scr_err("cannot open %s for reading: %s", path, strerror(saved_errno));

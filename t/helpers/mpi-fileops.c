@@ -74,6 +74,11 @@
  *   mknod    mknod(PATH, S_IFIFO | 0640, 0)
  *   stat     stat(PATH): RC is st_size
  *   mtime    stat(PATH): RC is st_mtime (seconds)
+ *   atime    open(PATH, O_RDONLY), futimens sets its access time a day
+ *            back (the modification time kept), close, with no read in
+ *            between: RC is 1 when stat's st_atime moved, else 0
+ *   atimew   the same with open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+ *            as Python's os.utime(fd) test does
  *   sleep    sleep PATH seconds
  *   die      raise(SIGKILL) (PATH ignored): the rank dies where it stands
  *   inodes   opendir(PATH), then for each entry (. and .. too) d_ino against
@@ -730,7 +735,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
            MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
-           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND,
+           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, ATIME, ATIMEW,
            SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, SPAWNENV, EXECENV, MKFIFO,
            MKNOD, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
@@ -744,7 +749,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
                                            "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
                                            "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
-                                           "linkf", "readlink", "nlink", "same", "kind", "system",
+                                           "linkf", "readlink", "nlink", "same", "kind", "atime", "atimew", "system",
                                            "popen", "spawn", "forkexec", "forkread", "spawnenv", "execenv", "mkfifo",
                                            "mknod" };
 
@@ -1053,6 +1058,16 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case MTIME: {
     struct stat st;
     return stat(path, &st) == 0 ? (int) st.st_mtime : -1;
+  }
+  case ATIME:
+  case ATIMEW: {
+    struct stat before, after;
+    int fd = kind == ATIME ? open(path, O_RDONLY) : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || fstat(fd, &before) != 0) return -1;
+    struct timespec times[2] = { { before.st_atime - 86400, 0 }, { 0, UTIME_OMIT } };
+    if (futimens(fd, times) != 0 || fstat(fd, &before) != 0 || close(fd) != 0 || stat(path, &after) != 0)
+      return -1;
+    return after.st_atime != before.st_atime;
   }
   case SLEEP: return (int) sleep((unsigned) atoi(path));
   case DIE: return raise(SIGKILL);
