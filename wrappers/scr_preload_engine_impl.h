@@ -101,6 +101,16 @@ int scr_engine_parent_missing(const char* path);
  * empty now go, up to its dataset's (a name once a directory of cached
  * files may be a file's next) */
 void scr_engine_prune_cache_dirs(const char* cached);
+/* the engine's moves of one name (scr_preload_engine_names.c), lock held:
+ * within the cache, the filemap entry following the file (alone: no other
+ * rank renames with this one, so no collective may start); out of the cache
+ * to a name no rule matches (copied, then taken from the cache); and the
+ * directory a name left, kept as the file system would keep it */
+int scr_engine_rename_cached(const char* cache_from, int dataset, const scr_preload_target* to, const char* relpath,
+                             int alone);
+int scr_engine_rename_out(const char* cached, int dataset, int shared, const scr_preload_target* from,
+                          const scr_preload_target* to);
+void scr_engine_keep_parent(const char* path);
 
 /* the name of the dataset a file of target's rule belongs to (malloc'd) */
 char* scr_engine_dataset_name(const scr_preload_target* t, const char* relpath);
@@ -204,6 +214,10 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled);
  * directories other ranks renamed since the last call are renamed in this
  * rank's view and cache too */
 void scr_engine_rename_sync(void);
+/* rename of a directory the view shows (scr_preload_engine_rename_dir.c):
+ * this rank's files below it move at once, the other ranks' at the next
+ * meeting point; *handled as for scr_engine_rename */
+int scr_engine_rename_directory(const scr_preload_target* from, const scr_preload_target* to, int* handled);
 /* 1 when this rank renamed a directory since the last sync */
 int scr_engine_rename_pending(void);
 /* collective, after a meeting point followed renames or protected changed

@@ -72,6 +72,11 @@ static int match_tokens(const rule* r, int t, int last, const char* s, const cha
         else { cap->rank = s; cap->rank_length = (size_t) (q - s); }
         if (match_tokens(r, t + 1, last, q, end, cap, prefix_mode)) return 1;
       }
+      /* a way that failed captured nothing: in prefix mode a later way may
+       * succeed before it reaches this placeholder (a ** taking the rest of
+       * a directory), and must not report these digits */
+      if (k->kind == TOKEN_STEP) { cap->step = NULL; cap->step_length = 0; }
+      else { cap->rank = NULL; cap->rank_length = 0; }
       return 0;
     }
     }

@@ -307,6 +307,15 @@ static void test_directories(void)
   is_int(directory(set, "/", NULL), 2, "the root for an absolute pattern in it");
   scr_preload_rules_free(&set);
 
+  /* found by t/fuzz/fuzz-rules: ** tried chk_1.2 as the rule's file name
+   * first, and its digits stayed captured when ** then took the whole
+   * directory */
+  set = compile("PRELOAD=dumps/**/chk_{step}.{rank}\n");
+  is_int(directory(set, PREFIX "/dumps/a/chk_1.2", &m), 0, "a directory below ** named like the rule's files");
+  ok(m.step == -1 && m.step_length == 0, "it has no step (a failed way captured none)");
+  ok(m.rank == -1 && m.rank_length == 0, "it has no rank (a failed way captured none)");
+  scr_preload_rules_free(&set);
+
   set = compile("PRELOAD=snap*_x/{rank}\n");
   is_int(directory(set, PREFIX "/snapab_x", NULL), 0, "* then a literal: a matching directory");
   is_int(directory(set, PREFIX "/snap_x_x", NULL), 0, "* then a literal: the literal's byte inside the star");
