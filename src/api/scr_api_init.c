@@ -72,7 +72,11 @@ int SCR_Init(void)
 
   if (scr_setup_directories() != SCR_SUCCESS) scr_init_fail();
   scr_event_log_init();
-  scr_event_log("INIT", "ranks=%d prefix=%s", scr.ranks, scr.prefix);
+  /* a run of the job begins: scr_log(1) draws a row from here to FINALIZE,
+   * or marks the run failed when FINALIZE never comes */
+  int leaders = 0, leader = scr.node_rank == 0;
+  MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, scr.comm_world);
+  scr_event_log("INIT", "ranks=%d nodes=%d host=%s prefix=%s", scr.ranks, leaders, scr.hostname, scr.prefix);
   scr_reddesc_init();
   scr_cache_load_filemap();
   scr_flush_async_init();
@@ -130,7 +134,8 @@ int SCR_Finalize(void)
       scr.stat_output_seconds += scr_log_seconds() - flush_start;
     }
     scr_flush_async_finalize();
-    scr_event_log("FINALIZE", "datasets=%d checkpoints=%d", scr.dataset_id, scr.checkpoint_id);
+    scr_event_log("FINALIZE", "datasets=%d checkpoints=%d seconds=%.3f", scr.dataset_id, scr.checkpoint_id,
+                  scr_log_seconds() - scr.time_init);
     scr_cache_stop_reaper();
     scr_reddesc_finalize();
     /* abandoned output wrote the filemap: a journal still used names files

@@ -136,6 +136,8 @@ int scr_output_begin(const char* name, int flags, int collective)
   }
 
   double start = scr_log_seconds();
+  /* the write span of the timeline begins (compute ends) with making room */
+  scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_START" : "OUTPUT_START", "dset=%d name=%s", id, name);
   int room = collective ? scr_cache_make_room(-1) : scr_cache_make_room_local(-1);
   if (room != SCR_SUCCESS && collective) return SCR_FAILURE;
 
@@ -371,6 +373,8 @@ int SCR_Complete_output(int valid)
     if (scr.rank == 0)
       scr_err("dataset %d (%s) is invalid on at least one rank: it is discarded and the "
               "previous checkpoint stays the newest", id, scr.output_name);
+    scr_event_log("DATASET_INVALID", "dset=%d name=%s seconds=%.3f", id, scr.output_name,
+                  scr_log_seconds() - scr.output_start_time);
     scr_api_abandon_output();
     return SCR_FAILURE;
   }
@@ -379,8 +383,16 @@ int SCR_Complete_output(int valid)
   long long ckpt = 0;
   scr_kvtree_get_int(scr_kvtree_get(dset, "DSETDESC"), "CKPT", &ckpt);
   double redundancy_start = scr_log_seconds();
-  scr_redundancy_apply(id, scr_reddesc_select((int) ckpt, flags));
+  const struct scr_reddesc* reddesc = scr_reddesc_select((int) ckpt, flags);
+  const char* scheme = reddesc ? scr_reddesc_type_name(reddesc->type) : "NONE";
+  /* the write span ends and the encoding span begins */
+  scr_event_log("ENCODE_START", "dset=%d scheme=%s files=%llu bytes=%llu write_seconds=%.3f", id, scheme,
+                (unsigned long long) totals[0], (unsigned long long) totals[1],
+                redundancy_start - scr.output_start_time);
+  scr_redundancy_apply(id, reddesc);
   double redundancy_seconds = scr_log_seconds() - redundancy_start;
+  scr_event_log("ENCODE_COMPLETE", "dset=%d scheme=%s bytes=%llu seconds=%.3f", id, scheme,
+                (unsigned long long) totals[1], redundancy_seconds);
   scr.stat_redundancy_seconds += redundancy_seconds;
   scr_dbg(2, "redundancy of dataset %d took %.3f s", id, redundancy_seconds);
   double seconds = scr_log_seconds() - scr.output_start_time;

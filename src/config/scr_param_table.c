@@ -134,7 +134,7 @@ static const scr_param_def table[] = {
   SIMPLE("SCR_HALT_ENABLED", T(BOOL), "1", G(HALT), YES, "0 reports halt conditions through SCR_Should_exit but never stops the job"),
 
   /* logging */
-  SIMPLE("SCR_LOG_ENABLE", T(BOOL), "0", G(LOGGING), YES, "record SCR events (checkpoints, flushes, restarts, halts)"),
+  SIMPLE("SCR_LOG_ENABLE", T(BOOL), "1", G(LOGGING), YES, "record SCR events (runs, checkpoints, encodings, flushes, restores, halts) for scr_log(1); LLNL SCR defaults to 0"),
   SIMPLE("SCR_LOG_TXT_ENABLE", T(BOOL), "1", G(LOGGING), YES, "with SCR_LOG_ENABLE, append events to $SCR_PREFIX/.scr/log"),
   SIMPLE("SCR_LOG_SYSLOG_ENABLE", T(BOOL), "0", G(LOGGING), YES, "with SCR_LOG_ENABLE, send events to syslog (LLNL SCR defaults to 1)"),
   SIMPLE("SCR_LOG_SYSLOG_PREFIX", T(STRING), "SCR", G(LOGGING), NO, "tag of syslog messages"),
