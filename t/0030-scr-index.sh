@@ -26,24 +26,55 @@ test_expect_success 'setup: write an index with one dataset in every state' '
 test_expect_success '--list prints a header and the newest dataset first' '
   scr_index --prefix p --list >list &&
   head -n 1 list | tr -s " " >header &&
-  echo "ID NAME FLAGS FILES SIZE FLUSHED CUR STATE" | cmp - header &&
+  echo "ID NAME CKPT FLAGS FILES SIZE SCHEME WHERE FLUSHED CUR STATE RESTART" | cmp - header &&
   sed -n 2p list | awk "{print \$1}" >first && echo 6 | cmp - first &&
   [ $(wc -l <list) -eq 6 ]
 '
 
-test_expect_success '--list shows flags, files, human sizes, flush time, current and state' '
+test_expect_success '--list shows checkpoint number, flags, files, sizes, place, flush time, current, state, restart' '
   scr_index --prefix p --list >list &&
-  [ "$(row 4 list)" = " 4 ckpt.4 CKPT 4 2.0 MiB 2024-06-15 12:00:00 * ok" ] &&
-  [ "$(row 5 list)" = " 5 out.5 OUTPUT 2 512 B 2024-06-15 12:01:40 ok" ] &&
-  [ "$(row 6 list)" = " 6 ckpt.6 CKPT 4 3.0 GiB - INCOMPLETE" ] &&
-  [ "$(row 3 list)" = " 3 ckpt.3 CKPT 4 4.0 KiB 2024-06-15 11:13:20 FAILED" ] &&
-  [ "$(row 2 list)" = " 2 ckpt.2 CKPT 4 1.5 KiB - FETCHED" ]
+  [ "$(row 4 list)" = " 4 ckpt.4 4 CKPT 4 2.0 MiB - prefix 2024-06-15 12:00:00 * ok first" ] &&
+  [ "$(row 5 list)" = " 5 out.5 - OUTPUT 2 512 B - prefix 2024-06-15 12:01:40 ok no" ] &&
+  [ "$(row 6 list)" = " 6 ckpt.6 6 CKPT 4 3.0 GiB - - - INCOMPLETE no" ] &&
+  [ "$(row 3 list)" = " 3 ckpt.3 3 CKPT 4 4.0 KiB - prefix 2024-06-15 11:13:20 FAILED no" ] &&
+  [ "$(row 2 list)" = " 2 ckpt.2 2 CKPT 4 1.5 KiB - prefix - FETCHED fallback" ]
 '
 
 test_expect_success '--list columns are aligned' '
   scr_index --prefix p --list >list &&
-  awk "{ print index(\$0, \"CKPT\") + index(\$0, \"OUTPUT\") + index(\$0, \"FLAGS\") }" list | sort -u >cols &&
+  awk "{ match(\$0, /^ *[^ ]+ +[^ ]+ +[^ ]+ +/); print RLENGTH }" list | sort -u >cols &&
   [ $(wc -l <cols) -eq 1 ]
+'
+
+test_expect_success '--json gives the same as valid JSON' '
+  scr_index --prefix p --json >json &&
+  python3 -m json.tool json >/dev/null &&
+  python3 -c "
+import json, sys
+d = json.load(open(\"json\"))
+assert d[\"current\"] == \"ckpt.4\", d[\"current\"]
+by = {x[\"name\"]: x for x in d[\"datasets\"]}
+assert [x[\"id\"] for x in d[\"datasets\"]] == [6, 5, 4, 3, 2]
+assert by[\"ckpt.4\"][\"restart\"] == \"first\" and by[\"ckpt.4\"][\"current\"] and by[\"ckpt.4\"][\"bytes\"] == 2097152
+assert by[\"ckpt.4\"][\"checkpoint\"] == 4 and by[\"ckpt.4\"][\"flushed\"] == 1718452800
+assert by[\"ckpt.3\"][\"failed\"] and by[\"ckpt.3\"][\"restart\"] == \"no\"
+assert not by[\"ckpt.6\"][\"complete\"] and by[\"out.5\"][\"flags\"] == [\"OUTPUT\"]
+assert by[\"ckpt.2\"][\"fetched\"] and by[\"ckpt.2\"][\"restart\"] == \"fallback\"
+assert by[\"ckpt.4\"][\"cache\"] is None and by[\"ckpt.4\"][\"scheme\"] is None
+"
+'
+
+test_expect_success 'a dataset in cache (flush.scr) is listed with the scheme and host the event log gives' '
+  cp -r p pc &&
+  printf "%s\n" "2024-06-15T12:00:00 job=j event=INIT time=1718452000.000 ranks=8 nodes=4 host=n0 prefix=/x" \
+    "2024-06-15T12:00:00 job=j event=ENCODE_START time=1718452001.000 dset=7 scheme=XOR files=8 bytes=64 write_seconds=0.1" \
+    >pc/.scr/log &&
+  "$top_builddir/t/helpers/kvtree-write" pc/.scr/flush.scr DSET.7.NAME=ckpt.7 DSET.7.LOCATION=CACHE &&
+  scr_index --prefix pc >list && cat list &&
+  [ "$(row 7 list)" = " 7 ckpt.7 - - - - XOR cache(n0+3) - CACHED first" ] &&
+  [ "$(row 4 list | awk "{print \$NF}")" = fetch-next ] &&
+  scr_index --prefix pc --json | python3 -m json.tool >json &&
+  expect_grep "\"cache_nodes\": 4" json
 '
 
 test_expect_success 'the prefix defaults to SCR_PREFIX' '

@@ -7,6 +7,11 @@ void scr_api_abandon_output(void);
 
 /* id of the newest complete checkpoint in cache, -1 if none (same on all ranks) */
 int scr_api_latest_checkpoint(void);
+/* the Young/Daly interval in seconds for SCR_MTBF and this run's measured
+ * checkpoint cost; 0 without SCR_MTBF or before the first checkpoint */
+double scr_api_optimal_interval(void);
+/* rank 0, at SCR_Finalize: one line of advice on the checkpoint interval */
+void scr_api_interval_advice(void);
 
 /* SCR_Config's work, with the outcome apart from the value (for the Fortran
  * binding): SCR_SUCCESS for a setting taken or a query answered, in *value,

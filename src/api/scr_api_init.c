@@ -8,6 +8,7 @@
 #include "scr.h"
 #include "scr_error.h"
 #include "scr_log.h"
+#include "scr_interval.h"
 #include "scr_env.h"
 #include "scr_fault.h"
 #include "scr_param.h"
@@ -57,6 +58,8 @@ int SCR_Init(void)
   scr_fault_set_rank(scr.rank);
   scr.time_init = scr_log_seconds();
   scr.restart_id = -1;
+  scr.checkpoints_this_run = 0;
+  scr.time_blocked_in_checkpoints = 0;
 
   if (scr_setup_config() != SCR_SUCCESS) scr_init_fail();
   if (!scr.enabled) {
@@ -72,7 +75,11 @@ int SCR_Init(void)
 
   if (scr_setup_directories() != SCR_SUCCESS) scr_init_fail();
   scr_event_log_init();
-  scr_event_log("INIT", "ranks=%d prefix=%s", scr.ranks, scr.prefix);
+  /* a run of the job begins: scr_log(1) draws a row from here to FINALIZE,
+   * or marks the run failed when FINALIZE never comes */
+  int leaders = 0, leader = scr.node_rank == 0;
+  MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, scr.comm_world);
+  scr_event_log("INIT", "ranks=%d nodes=%d host=%s prefix=%s", scr.ranks, leaders, scr.hostname, scr.prefix);
   scr_reddesc_init();
   scr_cache_load_filemap();
   scr_flush_async_init();
@@ -104,6 +111,20 @@ int SCR_Init(void)
   return SCR_SUCCESS;
 }
 
+void scr_api_interval_advice(void)
+{
+  if (scr.rank != 0 || scr.checkpoints_this_run <= 0) return;
+  /* the cost is what a checkpoint stopped the program for; "you checkpoint
+   * every" is the mean time from one checkpoint's start to the next's */
+  double cost = scr.time_blocked_in_checkpoints / scr.checkpoints_this_run;
+  double every = scr.checkpoints_this_run > 1
+               ? (scr.time_last_checkpoint_start - scr.time_first_checkpoint_start) / (scr.checkpoints_this_run - 1)
+               : 0;
+  char line[256];
+  scr_interval_advice(cost, scr.mtbf, every, line, sizeof(line));
+  scr_info("%s", line);
+}
+
 int SCR_Finalize(void)
 {
   if (!scr.initialized) {
@@ -130,7 +151,9 @@ int SCR_Finalize(void)
       scr.stat_output_seconds += scr_log_seconds() - flush_start;
     }
     scr_flush_async_finalize();
-    scr_event_log("FINALIZE", "datasets=%d checkpoints=%d", scr.dataset_id, scr.checkpoint_id);
+    scr_api_interval_advice();
+    scr_event_log("FINALIZE", "datasets=%d checkpoints=%d seconds=%.3f", scr.dataset_id, scr.checkpoint_id,
+                  scr_log_seconds() - scr.time_init);
     scr_cache_stop_reaper();
     scr_reddesc_finalize();
     /* abandoned output wrote the filemap: a journal still used names files

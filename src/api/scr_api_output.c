@@ -9,6 +9,7 @@
 #include "scr.h"
 #include "scr_error.h"
 #include "scr_log.h"
+#include "scr_interval.h"
 #include "scr_path.h"
 #include "scr_io.h"
 #include "scr_filemap.h"
@@ -55,8 +56,14 @@ void scr_api_abandon_output(void)
   scr.in_output = 0;
 }
 
-/* checkpoints completed since SCR_Init, for SCR_CHECKPOINT_OVERHEAD */
-static int scr_checkpoints_this_run = 0;
+/* the Young/Daly interval for SCR_MTBF and the checkpoints of this run so
+ * far: the mean time a checkpoint stopped the program is its cost; 0 when
+ * no checkpoint measured it yet */
+double scr_api_optimal_interval(void)
+{
+  if (scr.checkpoints_this_run <= 0 || !(scr.mtbf > 0)) return 0;
+  return scr_interval_daly(scr.time_blocked_in_checkpoints / scr.checkpoints_this_run, scr.mtbf);
+}
 
 int SCR_Need_checkpoint(int* flag)
 {
@@ -85,10 +92,17 @@ int SCR_Need_checkpoint(int* flag)
       double total = now - scr.time_init;
       /* the average over this run's checkpoints: scr.checkpoint_id also counts
        * earlier runs, whose time is not in time_in_checkpoints */
-      double last = scr_checkpoints_this_run > 0
-                  ? scr.time_in_checkpoints / scr_checkpoints_this_run : 0;
+      double last = scr.checkpoints_this_run > 0
+                  ? scr.time_in_checkpoints / scr.checkpoints_this_run : 0;
       if (total > 0 && (scr.time_in_checkpoints + last) / total * 100.0 <= scr.checkpoint_overhead)
         need = 1;
+    }
+    if (scr.mtbf > 0 && scr.checkpoint_interval <= 0 && scr.checkpoint_seconds <= 0) {
+      /* SCR_MTBF alone: the interval that loses the least time to
+       * checkpoints and failures; the first checkpoint measures the cost */
+      any_rule = 1;
+      double best = scr_api_optimal_interval();
+      if (best <= 0 || now - scr.time_last_checkpoint_end >= best) need = 1;
     }
     if (!any_rule) need = 1;
   }
@@ -136,6 +150,8 @@ int scr_output_begin(const char* name, int flags, int collective)
   }
 
   double start = scr_log_seconds();
+  /* the write span of the timeline begins (compute ends) with making room */
+  scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_START" : "OUTPUT_START", "dset=%d name=%s", id, name);
   int room = collective ? scr_cache_make_room(-1) : scr_cache_make_room_local(-1);
   if (room != SCR_SUCCESS && collective) return SCR_FAILURE;
 
@@ -371,6 +387,8 @@ int SCR_Complete_output(int valid)
     if (scr.rank == 0)
       scr_err("dataset %d (%s) is invalid on at least one rank: it is discarded and the "
               "previous checkpoint stays the newest", id, scr.output_name);
+    scr_event_log("DATASET_INVALID", "dset=%d name=%s seconds=%.3f", id, scr.output_name,
+                  scr_log_seconds() - scr.output_start_time);
     scr_api_abandon_output();
     return SCR_FAILURE;
   }
@@ -379,8 +397,16 @@ int SCR_Complete_output(int valid)
   long long ckpt = 0;
   scr_kvtree_get_int(scr_kvtree_get(dset, "DSETDESC"), "CKPT", &ckpt);
   double redundancy_start = scr_log_seconds();
-  scr_redundancy_apply(id, scr_reddesc_select((int) ckpt, flags));
+  const struct scr_reddesc* reddesc = scr_reddesc_select((int) ckpt, flags);
+  const char* scheme = reddesc ? scr_reddesc_type_name(reddesc->type) : "NONE";
+  /* the write span ends and the encoding span begins */
+  scr_event_log("ENCODE_START", "dset=%d scheme=%s files=%llu bytes=%llu write_seconds=%.3f", id, scheme,
+                (unsigned long long) totals[0], (unsigned long long) totals[1],
+                redundancy_start - scr.output_start_time);
+  scr_redundancy_apply(id, reddesc);
   double redundancy_seconds = scr_log_seconds() - redundancy_start;
+  scr_event_log("ENCODE_COMPLETE", "dset=%d scheme=%s bytes=%llu seconds=%.3f", id, scheme,
+                (unsigned long long) totals[1], redundancy_seconds);
   scr.stat_redundancy_seconds += redundancy_seconds;
   scr_dbg(2, "redundancy of dataset %d took %.3f s", id, redundancy_seconds);
   double seconds = scr_log_seconds() - scr.output_start_time;
@@ -412,7 +438,10 @@ int SCR_Complete_output(int valid)
 
   if (flags & SCR_FLAG_CHECKPOINT) {
     scr.time_in_checkpoints += seconds;
-    scr_checkpoints_this_run++;
+    scr.time_blocked_in_checkpoints += scr_log_seconds() - scr.output_start_time;
+    if (scr.checkpoints_this_run == 0) scr.time_first_checkpoint_start = scr.output_start_time;
+    scr.time_last_checkpoint_start = scr.output_start_time;
+    scr.checkpoints_this_run++;
     scr.time_last_checkpoint_end = scr_log_seconds();
     if (scr_halt_check(1)) {
       /* the job stops after this checkpoint: make sure it outlives the allocation */

@@ -1,5 +1,6 @@
-/* scr_index.c - the scr_index command: lists the datasets recorded in
- * <prefix>/.scr/index.scr, chooses the one to restart from, and drops entries. */
+/* scr_index.c - the scr_index command: lists the datasets the prefix directory
+ * knows (index.scr, flush.scr, the event log) with where they live and whether a
+ * restart would use them, as a table or JSON; chooses the one to restart from, and drops entries. */
 #include "config.h"
 #include <errno.h>
 #include <getopt.h>
@@ -21,7 +22,7 @@ enum { SCR_INDEX_EXIT_FAILED = 1, SCR_INDEX_EXIT_USAGE = 2 };
 
 /* one action per run; each has a function below taking the prefix and the
  * option's argument, so a new action is an enum value, an option and a function */
-enum scr_index_action { SCR_INDEX_LIST, SCR_INDEX_CURRENT, SCR_INDEX_DROP };
+enum scr_index_action { SCR_INDEX_LIST, SCR_INDEX_CURRENT, SCR_INDEX_DROP, SCR_INDEX_JSON };
 
 /* what an update callback needs to explain a refusal */
 struct scr_index_target {
@@ -32,12 +33,13 @@ struct scr_index_target {
 static void scr_index_usage(FILE* out)
 {
   fprintf(out,
-    "Usage: scr_index [--prefix DIR] [--list | --current NAME | --drop NAME]\n"
+    "Usage: scr_index [--prefix DIR] [--list | --json | --current NAME | --drop NAME]\n"
     "Show and edit the index of datasets flushed to the prefix directory DIR\n"
     "(default: $SCR_PREFIX, else the current directory).\n"
     "\n"
     "  -p, --prefix DIR      prefix directory holding .scr/index.scr\n"
     "  -l, --list            list the datasets, newest first (the default action)\n"
+    "  -j, --json            the same as one JSON object, for scripts\n"
     "  -c, --current NAME    restart from dataset NAME (a complete checkpoint)\n"
     "  -d, --drop NAME       remove dataset NAME from the index; its files stay\n"
     "  -h, --help            print this help\n");
@@ -45,12 +47,23 @@ static void scr_index_usage(FILE* out)
 
 /* ---- --list ---- */
 
-enum { SCR_INDEX_COLUMNS = 8 };
+enum { SCR_INDEX_COLUMNS = 12 };
 static const char* const scr_index_headers[SCR_INDEX_COLUMNS] = {
-  "ID", "NAME", "FLAGS", "FILES", "SIZE", "FLUSHED", "CUR", "STATE"
+  "ID", "NAME", "CKPT", "FLAGS", "FILES", "SIZE", "SCHEME", "WHERE", "FLUSHED", "CUR", "STATE", "RESTART"
 };
 /* numbers read best aligned on the right */
-static const int scr_index_right_aligned[SCR_INDEX_COLUMNS] = { 1, 0, 0, 1, 1, 0, 0, 0 };
+static const int scr_index_right_aligned[SCR_INDEX_COLUMNS] = { 1, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0 };
+
+/* what the prefix directory knows of one dataset beyond the index: the
+ * job's rank 0 lists in flush.scr what its cache holds (CACHE, FLUSHING, or
+ * PFS when flushed too), and the event log says how it was encoded */
+struct scr_index_extra {
+  scr_kvtree* flush;       /* flush.scr */
+  scr_kvtree* schemes;     /* dset id -> scheme, from the log's ENCODE_START */
+  scr_kvtree* hosts;       /* dset id -> host of rank 0 and nodes of the run that wrote it */
+  int restart_cache;       /* newest checkpoint the cache holds: a restart tries it first; -1 */
+  int restart_prefix;      /* the one a fetch would take; -1 */
+};
 
 struct scr_index_row {
   char cell[SCR_INDEX_COLUMNS][128];
@@ -92,7 +105,45 @@ static void scr_index_format_flushed(const scr_kvtree* entry, char* buf, size_t 
   }
 }
 
-static void scr_index_fill_row(const scr_kvtree* index, int id, struct scr_index_row* row)
+static const char* scr_index_cache_state(const struct scr_index_extra* x, int id)
+{
+  return scr_kvtree_get_val(scr_kvtree_get_kv_int(x->flush, "DSET", id), "LOCATION");
+}
+
+/* where the dataset lives: "cache", "cache,prefix", "prefix", or "-" */
+static void scr_index_format_where(const scr_kvtree* index, const struct scr_index_extra* x, int id, char* buf,
+                                   size_t len)
+{
+  const char* cache = scr_index_cache_state(x, id);
+  int on_prefix = scr_kvtree_get_kv_int(index, SCR_INDEX_KEY_DSET, id) && scr_index_file_is_complete(index, id);
+  const char* host = scr_kvtree_get_val(scr_kvtree_get_kv_int(x->hosts, "DSET", id), "HOST");
+  const char* nodes = scr_kvtree_get_val(scr_kvtree_get_kv_int(x->hosts, "DSET", id), "NODES");
+  char where[96] = "";
+  if (cache) {
+    /* the log names rank 0's node and counts the others */
+    if (host && nodes && strcmp(nodes, "1") == 0) snprintf(where, sizeof(where), "cache(%s)", host);
+    else if (host && nodes) snprintf(where, sizeof(where), "cache(%s+%d)", host, atoi(nodes) - 1);
+    else snprintf(where, sizeof(where), "cache");
+    if (strcmp(cache, "FLUSHING") == 0) snprintf(where + strlen(where), sizeof(where) - strlen(where), ",flushing");
+  }
+  if (on_prefix) snprintf(where + strlen(where), sizeof(where) - strlen(where), "%sprefix", where[0] ? "," : "");
+  snprintf(buf, len, "%s", where[0] ? where : "-");
+}
+
+/* a restart's view of the dataset: "first" (cache), "fetch", "fallback" or "no" */
+static const char* scr_index_restart_role(const scr_kvtree* index, const struct scr_index_extra* x, int id)
+{
+  if (id == x->restart_cache) return "first";
+  if (id == x->restart_prefix) return x->restart_cache >= 0 ? "fetch-next" : "first";
+  const scr_kvtree* desc = scr_index_file_get_dsetdesc(index, id);
+  if (desc && scr_index_file_is_checkpoint(index, id) && scr_index_file_is_complete(index, id) &&
+      !scr_index_file_is_failed(index, id))
+    return "fallback";
+  return "no";
+}
+
+static void scr_index_fill_row(const scr_kvtree* index, const struct scr_index_extra* x, int id,
+                               struct scr_index_row* row)
 {
   const scr_kvtree* entry = scr_kvtree_get_kv_int(index, SCR_INDEX_KEY_DSET, id);
   const scr_kvtree* desc = scr_index_file_get_dsetdesc(index, id);
@@ -100,27 +151,38 @@ static void scr_index_fill_row(const scr_kvtree* index, int id, struct scr_index
   const char* current = scr_index_file_get_current(index);
   int flags = desc ? scr_dataset_get_flags(desc) : 0;
   uint64_t files;
+  long long ckpt = 0;
+  if (!name) name = scr_kvtree_get_val(scr_kvtree_get_kv_int(x->flush, "DSET", id), "NAME");
 
   snprintf(row->cell[0], sizeof(row->cell[0]), "%d", id);
   snprintf(row->cell[1], sizeof(row->cell[1]), "%s", name ? name : "-");
-  snprintf(row->cell[2], sizeof(row->cell[2]), "%s",
+  if (desc && scr_kvtree_get_int(desc, "CKPT", &ckpt) == SCR_SUCCESS && ckpt > 0)
+    snprintf(row->cell[2], sizeof(row->cell[2]), "%lld", ckpt);
+  else
+    snprintf(row->cell[2], sizeof(row->cell[2]), "-");
+  snprintf(row->cell[3], sizeof(row->cell[3]), "%s",
            (flags & SCR_FLAG_CHECKPOINT) && (flags & SCR_FLAG_OUTPUT) ? "CKPT,OUTPUT" :
            (flags & SCR_FLAG_CHECKPOINT) ? "CKPT" :
            (flags & SCR_FLAG_OUTPUT) ? "OUTPUT" : "-");
   if (desc && scr_kvtree_get_uint64(desc, "FILES", &files) == SCR_SUCCESS) {
-    snprintf(row->cell[3], sizeof(row->cell[3]), "%llu", (unsigned long long) files);
+    snprintf(row->cell[4], sizeof(row->cell[4]), "%llu", (unsigned long long) files);
   } else {
-    snprintf(row->cell[3], sizeof(row->cell[3]), "-");
+    snprintf(row->cell[4], sizeof(row->cell[4]), "-");
   }
-  scr_index_format_size(desc, row->cell[4], sizeof(row->cell[4]));
-  scr_index_format_flushed(entry, row->cell[5], sizeof(row->cell[5]));
-  snprintf(row->cell[6], sizeof(row->cell[6]), "%s",
+  scr_index_format_size(desc, row->cell[5], sizeof(row->cell[5]));
+  const char* scheme = scr_kvtree_get_val(scr_kvtree_get_kv_int(x->schemes, "DSET", id), "SCHEME");
+  snprintf(row->cell[6], sizeof(row->cell[6]), "%s", scheme ? scheme : "-");
+  scr_index_format_where(index, x, id, row->cell[7], sizeof(row->cell[7]));
+  scr_index_format_flushed(entry, row->cell[8], sizeof(row->cell[8]));
+  snprintf(row->cell[9], sizeof(row->cell[9]), "%s",
            current && name && strcmp(current, name) == 0 ? "*" : "");
   /* the state that matters most for a restart wins */
-  snprintf(row->cell[7], sizeof(row->cell[7]), "%s",
+  snprintf(row->cell[10], sizeof(row->cell[10]), "%s",
+           !entry ? "CACHED" :
            scr_index_file_is_failed(index, id) ? "FAILED" :
            !scr_index_file_is_complete(index, id) ? "INCOMPLETE" :
            scr_index_file_is_fetched(index, id) ? "FETCHED" : "ok");
+  snprintf(row->cell[11], sizeof(row->cell[11]), "%s", scr_index_restart_role(index, x, id));
 }
 
 static int scr_index_compare_descending(const void* a, const void* b)
@@ -129,24 +191,92 @@ static int scr_index_compare_descending(const void* a, const void* b)
   return (x < y) - (x > y);
 }
 
-/* dataset ids in the index, newest first; malloc'd, count in *count */
-static int* scr_index_sorted_ids(const scr_kvtree* index, size_t* count)
+/* dataset ids in the index and in the cache (flush.scr), newest first, each
+ * once; malloc'd, count in *count */
+static int* scr_index_sorted_ids(const scr_kvtree* index, const scr_kvtree* flush, size_t* count)
 {
-  const scr_kvtree* datasets = scr_kvtree_get(index, SCR_INDEX_KEY_DSET);
-  size_t size = (size_t) scr_kvtree_size(datasets);
+  const scr_kvtree* lists[2] = { scr_kvtree_get(index, SCR_INDEX_KEY_DSET), scr_kvtree_get(flush, "DSET") };
+  size_t size = (size_t) scr_kvtree_size(lists[0]) + (size_t) scr_kvtree_size(lists[1]);
   int* ids = malloc((size ? size : 1) * sizeof(int));
   *count = 0;
   if (ids == NULL) return NULL;
-  for (scr_kvtree_elem* elem = scr_kvtree_first(datasets); elem; elem = scr_kvtree_next(elem)) {
-    const char* key = scr_kvtree_elem_key(elem);
-    char* end = NULL;
-    long id = strtol(key, &end, 10);
-    /* a hand-edited index may hold other keys: show only real ids */
-    if (end == key || *end != '\0' || id < 0 || id > 0x7fffffffL) continue;
-    ids[(*count)++] = (int) id;
+  for (int l = 0; l < 2; l++) {
+    for (scr_kvtree_elem* elem = scr_kvtree_first(lists[l]); elem; elem = scr_kvtree_next(elem)) {
+      const char* key = scr_kvtree_elem_key(elem);
+      char* end = NULL;
+      long id = strtol(key, &end, 10);
+      /* a hand-edited index may hold other keys: show only real ids */
+      if (end == key || *end != '\0' || id < 0 || id > 0x7fffffffL) continue;
+      int seen = 0;
+      for (size_t i = 0; i < *count && !seen; i++) seen = ids[i] == (int) id;
+      if (!seen) ids[(*count)++] = (int) id;
+    }
   }
   qsort(ids, *count, sizeof(int), scr_index_compare_descending);
   return ids;
+}
+
+/* the scheme and the writing run's host and node count of each dataset, from
+ * the event log (on by default; missing entries just show "-") */
+static void scr_index_read_log(const char* prefix, struct scr_index_extra* x)
+{
+  char path[4096], line[2048], host[256] = "", nodes[32] = "";
+  snprintf(path, sizeof(path), "%s/.scr/log", prefix);
+  FILE* f = fopen(path, "r");
+  if (!f) return;
+  while (fgets(line, sizeof(line), f)) {
+    const char* h = strstr(line, " host=");
+    const char* n = strstr(line, " nodes=");
+    const char* d = strstr(line, " dset=");
+    const char* sc = strstr(line, " scheme=");
+    if (strstr(line, " event=INIT ") && h && n) {
+      snprintf(host, sizeof(host), "%.*s", (int) strcspn(h + 6, " \n"), h + 6);
+      snprintf(nodes, sizeof(nodes), "%.*s", (int) strcspn(n + 7, " \n"), n + 7);
+    } else if (strstr(line, " event=ENCODE_START ") && d && sc) {
+      int id = atoi(d + 6);
+      char scheme[64];
+      snprintf(scheme, sizeof(scheme), "%.*s", (int) strcspn(sc + 8, " \n"), sc + 8);
+      scr_kvtree_set_kv(scr_kvtree_add_kv_int(x->schemes, "DSET", id), "SCHEME", scheme);
+      if (host[0]) {
+        scr_kvtree* e = scr_kvtree_add_kv_int(x->hosts, "DSET", id);
+        scr_kvtree_set_kv(e, "HOST", host);
+        scr_kvtree_set_kv(e, "NODES", nodes);
+      }
+    }
+  }
+  fclose(f);
+}
+
+static void scr_index_extra_load(const char* prefix, const scr_kvtree* index, struct scr_index_extra* x)
+{
+  x->flush = scr_kvtree_new();
+  x->schemes = scr_kvtree_new();
+  x->hosts = scr_kvtree_new();
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/.scr/flush.scr", prefix);
+  scr_kvtree_read_file_if_exists(path, x->flush);
+  scr_index_read_log(prefix, x);
+  /* a restart tries the newest checkpoint in cache first, then fetches */
+  x->restart_cache = -1;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(x->flush, "DSET")); e; e = scr_kvtree_next(e)) {
+    int id = atoi(scr_kvtree_elem_key(e));
+    int output_only = scr_kvtree_get_kv_int(index, SCR_INDEX_KEY_DSET, id) && !scr_index_file_is_checkpoint(index, id);
+    if (!output_only && id > x->restart_cache) x->restart_cache = id;
+  }
+  x->restart_prefix = -1;
+  const char* current = scr_index_file_get_current(index);
+  int id = -1;
+  if (current && scr_index_file_get_id_by_name(index, current, &id) == SCR_SUCCESS && !scr_index_file_is_failed(index, id))
+    x->restart_prefix = id;
+  else if (scr_index_file_most_recent_checkpoint(index, -1, &id) == SCR_SUCCESS)
+    x->restart_prefix = id;
+}
+
+static void scr_index_extra_free(struct scr_index_extra* x)
+{
+  scr_kvtree_delete(&x->flush);
+  scr_kvtree_delete(&x->schemes);
+  scr_kvtree_delete(&x->hosts);
 }
 
 static void scr_index_print_line(const char* const cells[], const size_t widths[])
@@ -174,13 +304,16 @@ static int scr_index_list(const char* prefix, const char* path, const char* argu
     return rc;
   }
 
+  struct scr_index_extra extra;
+  scr_index_extra_load(prefix, index, &extra);
   size_t count = 0;
-  int* ids = scr_index_sorted_ids(index, &count);
+  int* ids = scr_index_sorted_ids(index, extra.flush, &count);
   struct scr_index_row* rows = calloc(count ? count : 1, sizeof(*rows));
   if (ids == NULL || rows == NULL) {
     scr_err("out of memory listing %s", path);
     free(ids);
     free(rows);
+    scr_index_extra_free(&extra);
     scr_kvtree_delete(&index);
     return SCR_ERR_NOMEM;
   }
@@ -191,7 +324,7 @@ static int scr_index_list(const char* prefix, const char* path, const char* argu
     size_t widths[SCR_INDEX_COLUMNS];
     for (int col = 0; col < SCR_INDEX_COLUMNS; col++) widths[col] = strlen(scr_index_headers[col]);
     for (size_t i = 0; i < count; i++) {
-      scr_index_fill_row(index, ids[i], &rows[i]);
+      scr_index_fill_row(index, &extra, ids[i], &rows[i]);
       for (int col = 0; col < SCR_INDEX_COLUMNS; col++) {
         size_t len = strlen(rows[i].cell[col]);
         if (len > widths[col]) widths[col] = len;
@@ -207,6 +340,88 @@ static int scr_index_list(const char* prefix, const char* path, const char* argu
 
   free(rows);
   free(ids);
+  scr_index_extra_free(&extra);
+  scr_kvtree_delete(&index);
+  return SCR_SUCCESS;
+}
+
+/* ---- --json ---- */
+
+static void scr_json_string(const char* s)
+{
+  putchar('"');
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char) *s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+static int scr_index_json(const char* prefix, const char* path, const char* argument)
+{
+  (void) argument;
+  scr_kvtree* index = scr_kvtree_new();
+  int rc = scr_index_file_read(prefix, index);
+  if (rc != SCR_SUCCESS) {
+    scr_err("cannot read index file %s: %s", path, scr_error_string(rc));
+    scr_kvtree_delete(&index);
+    return rc;
+  }
+  struct scr_index_extra extra;
+  scr_index_extra_load(prefix, index, &extra);
+  size_t count = 0;
+  int* ids = scr_index_sorted_ids(index, extra.flush, &count);
+  const char* current = scr_index_file_get_current(index);
+  printf("{\"prefix\": ");
+  scr_json_string(prefix);
+  printf(", \"current\": ");
+  if (current) scr_json_string(current); else printf("null");
+  printf(", \"datasets\": [");
+  for (size_t i = 0; ids && i < count; i++) {
+    int id = ids[i];
+    const scr_kvtree* entry = scr_kvtree_get_kv_int(index, SCR_INDEX_KEY_DSET, id);
+    const scr_kvtree* desc = scr_index_file_get_dsetdesc(index, id);
+    const char* name = scr_index_file_get_name(index, id);
+    if (!name) name = scr_kvtree_get_val(scr_kvtree_get_kv_int(extra.flush, "DSET", id), "NAME");
+    int flags = desc ? scr_dataset_get_flags(desc) : 0;
+    long long ckpt = 0, flushed = 0;
+    uint64_t files = 0, bytes = 0;
+    const char* scheme = scr_kvtree_get_val(scr_kvtree_get_kv_int(extra.schemes, "DSET", id), "SCHEME");
+    const char* cache = scr_index_cache_state(&extra, id);
+    const scr_kvtree* hosts = scr_kvtree_get_kv_int(extra.hosts, "DSET", id);
+    printf("%s\n  {\"id\": %d, \"name\": ", i ? "," : "", id);
+    if (name) scr_json_string(name); else printf("null");
+    if (desc && scr_kvtree_get_int(desc, "CKPT", &ckpt) == SCR_SUCCESS && ckpt > 0) printf(", \"checkpoint\": %lld", ckpt);
+    else printf(", \"checkpoint\": null");
+    printf(", \"flags\": [%s%s%s]", (flags & SCR_FLAG_CHECKPOINT) ? "\"CKPT\"" : "",
+           (flags & SCR_FLAG_CHECKPOINT) && (flags & SCR_FLAG_OUTPUT) ? ", " : "",
+           (flags & SCR_FLAG_OUTPUT) ? "\"OUTPUT\"" : "");
+    if (desc && scr_kvtree_get_uint64(desc, "FILES", &files) == SCR_SUCCESS) printf(", \"files\": %llu", (unsigned long long) files);
+    else printf(", \"files\": null");
+    if (desc && scr_kvtree_get_uint64(desc, "SIZE", &bytes) == SCR_SUCCESS) printf(", \"bytes\": %llu", (unsigned long long) bytes);
+    else printf(", \"bytes\": null");
+    printf(", \"scheme\": ");
+    if (scheme) scr_json_string(scheme); else printf("null");
+    printf(", \"cache\": ");
+    if (cache) scr_json_string(cache); else printf("null");
+    printf(", \"cache_host\": ");
+    if (cache && scr_kvtree_get_val(hosts, "HOST")) scr_json_string(scr_kvtree_get_val(hosts, "HOST")); else printf("null");
+    printf(", \"cache_nodes\": ");
+    if (cache && scr_kvtree_get_val(hosts, "NODES")) printf("%d", atoi(scr_kvtree_get_val(hosts, "NODES"))); else printf("null");
+    printf(", \"indexed\": %s, \"complete\": %s, \"flushed\": ", entry ? "true" : "false",
+           entry && scr_index_file_is_complete(index, id) ? "true" : "false");
+    if (entry && scr_kvtree_get_int(entry, SCR_INDEX_KEY_FLUSHED, &flushed) == SCR_SUCCESS) printf("%lld", flushed);
+    else printf("null");
+    printf(", \"failed\": %s, \"fetched\": %s, \"current\": %s, \"restart\": \"%s\"}",
+           entry && scr_index_file_is_failed(index, id) ? "true" : "false",
+           entry && scr_index_file_is_fetched(index, id) ? "true" : "false",
+           current && name && strcmp(current, name) == 0 ? "true" : "false", scr_index_restart_role(index, &extra, id));
+  }
+  printf("%s]}\n", count ? "\n" : "");
+  free(ids);
+  scr_index_extra_free(&extra);
   scr_kvtree_delete(&index);
   return SCR_SUCCESS;
 }
@@ -272,6 +487,7 @@ static int (*const scr_index_actions[])(const char* prefix, const char* path, co
   [SCR_INDEX_LIST] = scr_index_list,
   [SCR_INDEX_CURRENT] = scr_index_current,
   [SCR_INDEX_DROP] = scr_index_drop,
+  [SCR_INDEX_JSON] = scr_index_json,
 };
 
 /* --prefix, else $SCR_PREFIX, else the current directory (malloc'd) */
@@ -288,7 +504,7 @@ static int scr_index_choose_action(int* chosen, enum scr_index_action action,
                                    const char** argument, const char* value)
 {
   if (*chosen >= 0 && *chosen != (int) action) {
-    scr_err("give only one of --list, --current and --drop");
+    scr_err("give only one of --list, --json, --current and --drop");
     return SCR_INDEX_EXIT_USAGE;
   }
   *chosen = (int) action;
@@ -301,6 +517,7 @@ int main(int argc, char** argv)
   static const struct option options[] = {
     {"prefix", required_argument, NULL, 'p'},
     {"list", no_argument, NULL, 'l'},
+    {"json", no_argument, NULL, 'j'},
     {"current", required_argument, NULL, 'c'},
     {"drop", required_argument, NULL, 'd'},
     {"help", no_argument, NULL, 'h'},
@@ -313,11 +530,12 @@ int main(int argc, char** argv)
 
   scr_log_program = "scr_index";
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":p:lc:d:h", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":p:ljc:d:h", options, NULL)) != -1) {
     rc = SCR_SUCCESS;
     switch (opt) {
     case 'p': prefix_option = optarg; break;
     case 'l': rc = scr_index_choose_action(&action, SCR_INDEX_LIST, &argument, NULL); break;
+    case 'j': rc = scr_index_choose_action(&action, SCR_INDEX_JSON, &argument, NULL); break;
     case 'c': rc = scr_index_choose_action(&action, SCR_INDEX_CURRENT, &argument, optarg); break;
     case 'd': rc = scr_index_choose_action(&action, SCR_INDEX_DROP, &argument, optarg); break;
     case 'h':

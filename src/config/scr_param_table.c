@@ -127,6 +127,7 @@ static const scr_param_def table[] = {
   RANGED("SCR_CHECKPOINT_INTERVAL", "0", G(CHECKPOINT), YES, 0, BIG, "SCR_Need_checkpoint says yes every Nth call; 0 disables this test"),
   RANGED("SCR_CHECKPOINT_SECONDS", "0", G(CHECKPOINT), YES, 0, BIG, "SCR_Need_checkpoint says yes once this many seconds passed since the last checkpoint; 0 disables"),
   SIMPLE("SCR_CHECKPOINT_OVERHEAD", T(DOUBLE), "0", G(CHECKPOINT), YES, "SCR_Need_checkpoint keeps checkpoint time below this percent of run time; 0 disables"),
+  SIMPLE("SCR_MTBF", T(STRING), NULL, G(CHECKPOINT), YES, "mean time between failures (90, 15m, 6h, 2d): without SCR_CHECKPOINT_INTERVAL and SCR_CHECKPOINT_SECONDS, SCR_Need_checkpoint says yes at the Young/Daly interval for the measured checkpoint cost; the end-of-run line advises on the interval"),
 
   /* halt */
   RANGED("SCR_HALT_SECONDS", "0", G(HALT), YES, 0, BIG, "halt after a checkpoint when less than this many seconds remain in the allocation"),
@@ -134,7 +135,7 @@ static const scr_param_def table[] = {
   SIMPLE("SCR_HALT_ENABLED", T(BOOL), "1", G(HALT), YES, "0 reports halt conditions through SCR_Should_exit but never stops the job"),
 
   /* logging */
-  SIMPLE("SCR_LOG_ENABLE", T(BOOL), "0", G(LOGGING), YES, "record SCR events (checkpoints, flushes, restarts, halts)"),
+  SIMPLE("SCR_LOG_ENABLE", T(BOOL), "1", G(LOGGING), YES, "record SCR events (runs, checkpoints, encodings, flushes, restores, halts) for scr_log(1); LLNL SCR defaults to 0"),
   SIMPLE("SCR_LOG_TXT_ENABLE", T(BOOL), "1", G(LOGGING), YES, "with SCR_LOG_ENABLE, append events to $SCR_PREFIX/.scr/log"),
   SIMPLE("SCR_LOG_SYSLOG_ENABLE", T(BOOL), "0", G(LOGGING), YES, "with SCR_LOG_ENABLE, send events to syslog (LLNL SCR defaults to 1)"),
   SIMPLE("SCR_LOG_SYSLOG_PREFIX", T(STRING), "SCR", G(LOGGING), NO, "tag of syslog messages"),

@@ -174,6 +174,7 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
     char reason[256] = "";
     double start = scr_log_seconds();
     int damaged = 1;
+    scr_event_log("FETCH_START", "dset=%d", candidate);
     int ok = scr_fetch_attempt(candidate, reason, sizeof(reason), &damaged);
     if (scr.rank == 0) {
       scr_kvtree* index = scr_kvtree_new();
@@ -181,8 +182,11 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
       if (ok || damaged) scr_index_file_update(scr.prefix, scr_fetch_mark, &arg);
       scr_index_file_read(scr.prefix, index);
       const char* name = scr_index_file_get_name(index, candidate);
-      scr_event_log(ok ? "FETCH_COMPLETE" : "FETCH_FAILED", "dset=%d name=%s%s%s", candidate,
-                    name ? name : "?", ok ? "" : " reason=", ok ? "" : reason);
+      uint64_t bytes = 0;
+      scr_kvtree_get_uint64(scr_index_file_get_dsetdesc(index, candidate), "SIZE", &bytes);
+      scr_event_log(ok ? "FETCH_COMPLETE" : "FETCH_FAILED", "dset=%d name=%s bytes=%llu seconds=%.3f%s%s",
+                    candidate, name ? name : "?", (unsigned long long) bytes, scr_log_seconds() - start,
+                    ok ? "" : " reason=", ok ? "" : reason);
       if (ok) {
         scr_info("restarting from dataset %d (%s) fetched from %s in %.3f s", candidate,
                  name ? name : "?", scr.prefix, scr_log_seconds() - start);

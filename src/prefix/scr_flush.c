@@ -264,7 +264,20 @@ int scr_flush_prepare(int id)
   return rc;
 }
 
-int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, int current)
+/* the dataset's total size as its descriptor records it (0 when unknown) */
+static unsigned long long scr_flush_dataset_bytes(int id)
+{
+  uint64_t bytes = 0;
+  scr_kvtree_get_uint64(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC"), "SIZE", &bytes);
+  return (unsigned long long) bytes;
+}
+
+void scr_flush_log_start(int id, const char* mode)
+{
+  scr_event_log("FLUSH_START", "dset=%d mode=%s bytes=%llu", id, mode, scr_flush_dataset_bytes(id));
+}
+
+int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, int current, const char* mode)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
@@ -288,8 +301,13 @@ int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, 
     scr_cache_save_filemap();
     double seconds = scr_log_seconds() - start;
     if (scr.rank == 0) scr_dbg(1, "flushed dataset %d (%s) to %s in %.3f s", id, name, scr.prefix, seconds);
-    scr_event_log("FLUSH_COMPLETE", "dset=%d name=%s seconds=%.3f", id, name, seconds);
-  } else if (scr.rank == 0) {
+    scr_event_log("FLUSH_COMPLETE", "dset=%d name=%s mode=%s bytes=%llu seconds=%.3f", id, name, mode,
+                  scr_flush_dataset_bytes(id), seconds);
+  } else {
+    scr_event_log("FLUSH_FAILED", "dset=%d name=%s mode=%s seconds=%.3f", id, name ? name : "?", mode,
+                  scr_log_seconds() - start);
+  }
+  if (rc != SCR_SUCCESS && scr.rank == 0) {
     scr_err("dataset %d (%s) was not flushed to %s%s", id, name ? name : "?", scr.prefix,
             dset ? "; it stays in cache" : ": it left the cache meanwhile");
   }
@@ -305,11 +323,12 @@ static int scr_flush_dataset_copying(int id, uint64_t* moved, int current)
   double start = scr_log_seconds();
   int retry = scr.rank == 0 && scr_flush_file_was_flushing(scr.prefix, id);
   MPI_Bcast(&retry, 1, MPI_INT, 0, scr.comm_world);
+  scr_flush_log_start(id, "sync");
   int rc = scr_flush_prepare(id);
   if (rc != SCR_SUCCESS) return rc;
   scr_kvtree* rank2file = scr_kvtree_new();
   int ok = scr_flush_copy_files(id, rank2file, retry, moved);
-  rc = scr_flush_finish(id, ok, rank2file, start, current);
+  rc = scr_flush_finish(id, ok, rank2file, start, current, "sync");
   scr_kvtree_delete(&rank2file);
   return rc;
 }

@@ -47,6 +47,9 @@ void scr_flush_copy_attached(int id);
 /* collective: with ok from every rank, rank 0 writes rank2file, summary, index
  * entry and flush file; the dataset is marked flushed. start: when it began;
  * current: a checkpoint becomes the one the index offers first. */
-int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, int current);
+/* mode ("sync" or "async") goes into the event log's FLUSH_COMPLETE */
+int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, int current, const char* mode);
+/* rank 0: the event log's line for a flush of dataset id that begins now */
+void scr_flush_log_start(int id, const char* mode);
 
 #endif

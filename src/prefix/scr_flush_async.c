@@ -246,6 +246,7 @@ int scr_flush_async_start(int id)
   async_id = id;
   async_start = scr_log_seconds();
   async_respawned = 0;
+  scr_flush_log_start(id, "async");
   if (scr.rank == 0) scr_dbg(1, "flushing dataset %d to %s in the background", id, scr.prefix);
   return SCR_SUCCESS;
 }
@@ -338,7 +339,7 @@ int scr_flush_async_progress(void)
   scr_kvtree_delete(&list);
   set_flushing(id, 0);
   async_id = -1;
-  scr_flush_finish(id, ok, rank2file, async_start, 1);
+  scr_flush_finish(id, ok, rank2file, async_start, 1, "async");
   scr_kvtree_delete(&rank2file);
   return 1;
 }

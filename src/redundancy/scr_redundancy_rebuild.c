@@ -20,6 +20,7 @@
 #include "scr_partner.h"
 #include "scr_reddesc.h"
 #include "scr_redundancy.h"
+#include "scr_event_log.h"
 
 /* how one rank takes part in the rebuild of a dataset */
 struct scr_rebuild_role {
@@ -327,15 +328,34 @@ static void scr_redundancy_reapply(int id)
   scr_redundancy_apply(id, d);
 }
 
+/* the event log's end of a restore from cache: source says whether lost
+ * parts were rebuilt or every file was there */
+static int scr_recover_logged(int id, int rc, const char* source, double start)
+{
+  uint64_t bytes = 0;
+  scr_kvtree_get_uint64(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC"), "SIZE", &bytes);
+  scr_event_log(rc == SCR_SUCCESS ? "RESTORE_COMPLETE" : "RESTORE_FAILED", "dset=%d source=%s bytes=%llu seconds=%.3f",
+                id, source, (unsigned long long) bytes, scr_log_seconds() - start);
+  return rc;
+}
+
+static int scr_redundancy_recover_cached(int id, double start);
+
 int scr_redundancy_recover(int id)
 {
   double start = scr_log_seconds();
+  scr_event_log("RESTORE_START", "dset=%d", id);
+  return scr_redundancy_recover_cached(id, start);
+}
+
+static int scr_redundancy_recover_cached(int id, double start)
+{
   /* what the program took apart is no checkpoint, whatever survived of it */
   long long apart = 0;
   scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), SCR_FILEMAP_KEY_TAKEN_APART, &apart);
   if (!scr_mpi_all_true(!apart, scr.comm_world)) {
     if (scr.rank == 0) scr_info("dataset %d: the program deleted files of it: it is not restored", id);
-    return SCR_ERR_INVALID;
+    return scr_recover_logged(id, SCR_ERR_INVALID, "cache", start);
   }
   int files_intact = scr_filemap_get_dataset(scr.filemap, id) && scr_cache_check_dataset(id);
   int intact = files_intact && scr_redundancy_check_parity_local(id);
@@ -346,7 +366,7 @@ int scr_redundancy_recover(int id)
     /* every file is whole: redundancy a job died writing (encoding, or
      * giving it new names) is made again, not rebuilt from */
     if (!scr_mpi_all_true(intact && scr_redundancy_is_applied(id), scr.comm_world)) scr_redundancy_reapply(id);
-    return SCR_SUCCESS;
+    return scr_recover_logged(id, SCR_SUCCESS, "cache", start);
   }
 
   struct scr_rebuild_role role;
@@ -362,7 +382,7 @@ int scr_redundancy_recover(int id)
                  scr_dataset_is_complete(desc);
   if (!scr_mpi_all_true(possible, scr.comm_world)) {
     scr_kvtree_delete(&desc);
-    return SCR_ERR_NOENT;
+    return scr_recover_logged(id, SCR_ERR_NOENT, "rebuild", start);
   }
 
   MPI_Comm comm;
@@ -395,5 +415,5 @@ int scr_redundancy_recover(int id)
   free(lost);
   MPI_Comm_free(&comm);
   scr_kvtree_delete(&desc);
-  return ok ? SCR_SUCCESS : SCR_ERR_IO;
+  return scr_recover_logged(id, ok ? SCR_SUCCESS : SCR_ERR_IO, "rebuild", start);
 }

@@ -1,11 +1,13 @@
 /* scr_event_log.c - append-only text log and syslog of checkpoint events.
- * Appending with O_APPEND keeps lines whole when several jobs share a prefix. */
+ * Appending with O_APPEND keeps lines whole when several jobs share a prefix;
+ * scr_log(1) reads the text log back to draw the job's timeline. */
 #include "config.h"
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,7 +22,10 @@ static int scr_event_log_syslog = 0;
 
 void scr_event_log_init(void)
 {
-  int enable = 0, txt = 1, sys = 0;
+  /* on by default: one short append per event on rank 0 is cheap next to
+   * the checkpoint it describes (t/perf/event-log.sh), and the timeline
+   * needs the log of every run, the failed ones most of all */
+  int enable = 1, txt = 1, sys = 0;
   scr_param_get_bool("SCR_LOG_ENABLE", &enable);
   scr_param_get_bool("SCR_LOG_TXT_ENABLE", &txt);
   scr_param_get_bool("SCR_LOG_SYSLOG_ENABLE", &sys);
@@ -41,11 +46,15 @@ void scr_event_log(const char* event, const char* fmt, ...)
     syslog(LOG_INFO, "scr job=%s user=%s event=%s %s", scr.job_id, scr.user, event, details);
   if (scr_event_log_txt) {
     char stamp[32], line[1024];
-    time_t now = time(NULL);
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    time_t now = tv.tv_sec;
     struct tm tm;
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
-    int n = snprintf(line, sizeof(line), "%s job=%s event=%s %s\n", stamp, scr.job_id, event,
-                     details);
+    /* time= in seconds since the epoch to the millisecond: spans of a
+     * timeline are often shorter than the second of the readable stamp */
+    int n = snprintf(line, sizeof(line), "%s job=%s event=%s time=%lld.%03ld %s\n", stamp, scr.job_id,
+                     event, (long long) tv.tv_sec, (long) (tv.tv_usec / 1000), details);
     char* path = scr_path_join(scr.prefix_scr, "log");
     int fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
     if (fd >= 0) {

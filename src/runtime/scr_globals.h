@@ -38,6 +38,7 @@ struct scr_state {
   long long checkpoint_interval;
   long long checkpoint_seconds;
   double checkpoint_overhead;
+  double mtbf;                   /* SCR_MTBF in seconds, 0 unset: the Young/Daly interval */
   long long halt_seconds;
   int halt_exit;
   int halt_enabled;
@@ -93,6 +94,13 @@ struct scr_state {
   double time_init;
   double time_last_checkpoint_end;
   double time_in_checkpoints;
+  /* this run's checkpoints, for the Young/Daly interval and its advice:
+   * how many, the time they stopped the program (Start_output to the end of
+   * Complete_output, synchronous flush included), when the first and the
+   * last began */
+  int checkpoints_this_run;
+  double time_blocked_in_checkpoints;
+  double time_first_checkpoint_start, time_last_checkpoint_start;
 
   /* totals of the datasets completed in this run (this rank's bytes), for
    * the preload layer's summary at MPI_Finalize */

@@ -8,6 +8,7 @@
 #include "scr_globals.h"
 #include "scr_mpi.h"
 #include "scr_halt.h"
+#include "scr_event_log.h"
 
 int scr_halt_check(int after_checkpoint)
 {
@@ -19,7 +20,10 @@ int scr_halt_check(int after_checkpoint)
     if (after_checkpoint) scr_halt_file_count_checkpoint(scr.prefix);
     if (scr_halt_file_read(scr.prefix, tree) == SCR_SUCCESS)
       halt = scr_halt_file_check(tree, time(NULL), scr.halt_seconds, reason, sizeof(reason));
-    if (halt && !scr.should_exit) scr_info("halting: %s", reason);
+    if (halt && !scr.should_exit) {
+      scr_info("halting: %s", reason);
+      scr_event_log("HALT", "reason=%s", reason);
+    }
     scr_kvtree_delete(&tree);
   }
   MPI_Bcast(&halt, 1, MPI_INT, 0, scr.comm_world);

@@ -10,6 +10,7 @@
 #include "scr_log.h"
 #include "scr_config.h"
 #include "scr_param.h"
+#include "scr_interval.h"
 #include "scr_path.h"
 #include "scr_io.h"
 #include "scr_env.h"
@@ -68,6 +69,15 @@ static int scr_setup_params(void)
   scr.checkpoint_overhead = 0.0;
   if (scr_param_get_double("SCR_CHECKPOINT_OVERHEAD", &scr.checkpoint_overhead) == SCR_ERR_CONFIG)
     rc = SCR_ERR_CONFIG;
+  scr.mtbf = 0;
+  const char* mtbf = scr_param_get("SCR_MTBF");
+  if (mtbf && *mtbf && scr_interval_parse(mtbf, &scr.mtbf) != 0) {
+    if (scr.rank == 0)
+      scr_err("SCR_MTBF=%s (%s) is not a duration: give seconds or a number with s, m, h or d (6h)", mtbf,
+              scr_param_origin("SCR_MTBF"));
+    scr.mtbf = 0;
+    rc = SCR_ERR_CONFIG;
+  }
   scr.halt_seconds = scr_setup_int("SCR_HALT_SECONDS", 0, &rc);
   scr.halt_exit = scr_setup_bool("SCR_HALT_EXIT", 0, &rc);
   /* the table's default is for programs that can ask SCR_Should_exit */
