@@ -3,8 +3,9 @@
 # from cache, prefix files and directories, .scr/scr.dataset.<id> and the index.
 . "$top_srcdir/t/test-lib.sh"
 
+# listed NAME: in the index (a dataset only the cache holds is listed as CACHED)
 listed() {
-  scr_index --prefix "$PREFIX" --list | awk '{print $2}' | grep -qx "$1"
+  scr_index --prefix "$PREFIX" --list | grep -v ' CACHED ' | awk '{print $2}' | grep -qx "$1"
 }
 cached() {
   ls -d "$SCR_CACHE_BASE"/*/*/scr.dataset.* 2>/dev/null | sed 's/.*scr.dataset.//' | sort -n | tr '\n' ' '

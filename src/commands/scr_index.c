@@ -293,28 +293,57 @@ static void scr_index_print_line(const char* const cells[], const size_t widths[
   }
 }
 
+/* what --list and --json show: the index at path, what the other files of
+ * the prefix's .scr add to it, and its datasets' ids in order; SCR_SUCCESS,
+ * or an error already said (nothing left to free) */
+struct scr_index_view {
+  scr_kvtree* index;
+  struct scr_index_extra extra;
+  int* ids;
+  size_t count;
+};
+
+static void scr_index_view_free(struct scr_index_view* v)
+{
+  free(v->ids);
+  scr_index_extra_free(&v->extra);
+  scr_kvtree_delete(&v->index);
+}
+
+static int scr_index_view_load(const char* prefix, const char* path, struct scr_index_view* v)
+{
+  v->index = scr_kvtree_new();
+  int rc = scr_index_file_read(prefix, v->index);
+  if (rc != SCR_SUCCESS) {
+    scr_err("cannot read index file %s: %s", path, scr_error_string(rc));
+    scr_kvtree_delete(&v->index);
+    return rc;
+  }
+  scr_index_extra_load(prefix, v->index, &v->extra);
+  v->count = 0;
+  v->ids = scr_index_sorted_ids(v->index, v->extra.flush, &v->count);
+  if (v->ids == NULL) {
+    scr_err("out of memory listing %s", path);
+    scr_index_view_free(v);
+    return SCR_ERR_NOMEM;
+  }
+  return SCR_SUCCESS;
+}
+
 static int scr_index_list(const char* prefix, const char* path, const char* argument)
 {
   (void) argument;
-  scr_kvtree* index = scr_kvtree_new();
-  int rc = scr_index_file_read(prefix, index);
-  if (rc != SCR_SUCCESS) {
-    scr_err("cannot read index file %s: %s", path, scr_error_string(rc));
-    scr_kvtree_delete(&index);
-    return rc;
-  }
-
-  struct scr_index_extra extra;
-  scr_index_extra_load(prefix, index, &extra);
-  size_t count = 0;
-  int* ids = scr_index_sorted_ids(index, extra.flush, &count);
+  struct scr_index_view v;
+  int rc = scr_index_view_load(prefix, path, &v);
+  if (rc != SCR_SUCCESS) return rc;
+  scr_kvtree* index = v.index;
+  struct scr_index_extra extra = v.extra;
+  size_t count = v.count;
+  int* ids = v.ids;
   struct scr_index_row* rows = calloc(count ? count : 1, sizeof(*rows));
-  if (ids == NULL || rows == NULL) {
+  if (rows == NULL) {
     scr_err("out of memory listing %s", path);
-    free(ids);
-    free(rows);
-    scr_index_extra_free(&extra);
-    scr_kvtree_delete(&index);
+    scr_index_view_free(&v);
     return SCR_ERR_NOMEM;
   }
 
@@ -339,9 +368,7 @@ static int scr_index_list(const char* prefix, const char* path, const char* argu
   }
 
   free(rows);
-  free(ids);
-  scr_index_extra_free(&extra);
-  scr_kvtree_delete(&index);
+  scr_index_view_free(&v);
   return SCR_SUCCESS;
 }
 
@@ -362,17 +389,13 @@ static void scr_json_string(const char* s)
 static int scr_index_json(const char* prefix, const char* path, const char* argument)
 {
   (void) argument;
-  scr_kvtree* index = scr_kvtree_new();
-  int rc = scr_index_file_read(prefix, index);
-  if (rc != SCR_SUCCESS) {
-    scr_err("cannot read index file %s: %s", path, scr_error_string(rc));
-    scr_kvtree_delete(&index);
-    return rc;
-  }
-  struct scr_index_extra extra;
-  scr_index_extra_load(prefix, index, &extra);
-  size_t count = 0;
-  int* ids = scr_index_sorted_ids(index, extra.flush, &count);
+  struct scr_index_view v;
+  int rc = scr_index_view_load(prefix, path, &v);
+  if (rc != SCR_SUCCESS) return rc;
+  scr_kvtree* index = v.index;
+  struct scr_index_extra extra = v.extra;
+  size_t count = v.count;
+  int* ids = v.ids;
   const char* current = scr_index_file_get_current(index);
   printf("{\"prefix\": ");
   scr_json_string(prefix);
@@ -420,9 +443,7 @@ static int scr_index_json(const char* prefix, const char* path, const char* argu
            current && name && strcmp(current, name) == 0 ? "true" : "false", scr_index_restart_role(index, &extra, id));
   }
   printf("%s]}\n", count ? "\n" : "");
-  free(ids);
-  scr_index_extra_free(&extra);
-  scr_kvtree_delete(&index);
+  scr_index_view_free(&v);
   return SCR_SUCCESS;
 }
 

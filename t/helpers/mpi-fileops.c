@@ -590,21 +590,9 @@ static pid_t fork_piped(int out[2])
   return pid;
 }
 
-static int run_forkexec(const char* cmd, char* detail, size_t size)
-{
-  int out[2];
-  pid_t pid = fork_piped(out);
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    dup2(out[1], 1);
-    close(out[1]);
-    execl("/bin/sh", "sh", "-c", cmd, (char*) NULL);
-    _exit(127);
-  }
-  return child_output(pid, out[0], detail, size);
-}
-
-static int run_execenv(const char* cmd, char* detail, size_t size)
+/* forkexec and execenv: fork, then the child runs /bin/sh -c CMD with execl
+ * (the program's own environment), or with execve and envp */
+static int run_forkexec_with(const char* cmd, char* detail, size_t size, char* const envp[])
 {
   int out[2];
   pid_t pid = fork_piped(out);
@@ -613,7 +601,8 @@ static int run_execenv(const char* cmd, char* detail, size_t size)
     dup2(out[1], 1);
     close(out[1]);
     char* argv[] = { "sh", "-c", (char*) cmd, NULL };
-    execve("/bin/sh", argv, bare_environment);
+    if (envp) execve("/bin/sh", argv, envp);
+    else execl("/bin/sh", "sh", "-c", cmd, (char*) NULL);
     _exit(127);
   }
   return child_output(pid, out[0], detail, size);
@@ -1200,8 +1189,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case POPEN: return run_popen(path, detail, size);
   case SPAWN: return run_spawn(path, detail, size);
   case SPAWNENV: return run_spawn_with(path, detail, size, bare_environment);
-  case EXECENV: return run_execenv(path, detail, size);
-  case FORKEXEC: return run_forkexec(path, detail, size);
+  case EXECENV: return run_forkexec_with(path, detail, size, bare_environment);
+  case FORKEXEC: return run_forkexec_with(path, detail, size, NULL);
   case FORKREAD: return run_forkread(path, detail, size);
   case CRASH:
   case CRASHRW: {
