@@ -58,4 +58,16 @@ test_expect_success 'SCR_VERSION in scr.h names the same version' "
   grep -q \"^#define SCR_VERSION \\\"v\$version\\\"\" '$top_srcdir/include/scr.h'
 "
 
+test_expect_success 'the default XOR on one node: rank 0 says once, without SCR_DEBUG, that checkpoints are not protected' "
+  rm -rf '$PREFIX'/ckpt.* && wipe_cache &&
+  scr_app 2 --steps 1 --bytes 64 >out 2>err &&
+  test \"\$(grep -c 'checkpoints are not protected against the loss of a node: the default XOR' err)\" = 1
+"
+
+test_expect_success 'SCR_COPY_TYPE=SINGLE chosen: nothing said' "
+  rm -rf '$PREFIX'/ckpt.* && wipe_cache &&
+  SCR_COPY_TYPE=SINGLE scr_app 2 --steps 1 --bytes 64 >out 2>err &&
+  ! grep -q 'not protected' err
+"
+
 test_done

@@ -127,9 +127,12 @@ static void scr_reddesc_setup(struct scr_reddesc* d)
   int first_bad = ok ? scr.ranks : scr.rank, reporter = scr.ranks;
   MPI_Allreduce(&first_bad, &reporter, 1, MPI_INT, MPI_MIN, scr.comm_world);
   if (reporter < scr.ranks) {
+    /* said without SCR_DEBUG: a user who did not choose a scheme believes
+     * the default protects checkpoints against a lost node */
     if (scr.rank == reporter && scr_reddesc_quiet)
-      scr_dbg(1, "default CKPT TYPE=%s not used: %s; checkpoints get SINGLE",
-              scr_reddesc_type_name(d->type), reason);
+      scr_info("checkpoints are not protected against the loss of a node: the default %s cannot be used (%s); "
+               "they get SINGLE (set SCR_COPY_TYPE=SINGLE to say that is meant, or run on more nodes)",
+               scr_reddesc_type_name(d->type), reason);
     else if (scr.rank == reporter)
       scr_warn("CKPT=%d TYPE=%s cannot be used: %s; checkpoints it covers get SINGLE",
                d->index, scr_reddesc_type_name(d->type), reason);
