@@ -140,6 +140,14 @@ static void scr_reddesc_setup(struct scr_reddesc* d)
     free(d->set_members);
     d->set_members = NULL;
     d->type = SCR_COPY_SINGLE;
+  } else if (d->type == SCR_COPY_XOR || d->type == SCR_COPY_RS) {
+    /* fewer failure groups than the set size asks: smaller sets, more
+     * parity per byte; said, as the user asked for something else */
+    int smallest = d->set_ranks;
+    MPI_Allreduce(&d->set_ranks, &smallest, 1, MPI_INT, MPI_MIN, scr.comm_world);
+    if (scr.rank == 0 && smallest < d->set_size)
+      scr_info("CKPT=%d TYPE=%s: sets of as few as %d ranks, fewer than SET_SIZE=%d: the job spans too few %s "
+               "failure groups", d->index, scr_reddesc_type_name(d->type), smallest, d->set_size, d->group);
   }
 }
 
