@@ -175,4 +175,10 @@ else
   test_skip 'XOR: a checkpoint whose encoding a killed job cut short is encoded at the restart' 'no gdb'
 fi
 
+test_expect_success 'XOR sets smaller than SET_SIZE asks (4 nodes, SET_SIZE=8): said once at SCR_Init' "
+  fresh_start &&
+  SCR_COPY_TYPE=XOR SCR_SET_SIZE=8 SCR_FLUSH=0 cluster_app $all 2 --steps 1 --bytes 64 >out 2>err &&
+  test \"\$(grep -c 'TYPE=XOR: sets of as few as 4 ranks, fewer than SET_SIZE=8' err)\" = 1
+"
+
 test_done
