@@ -297,7 +297,7 @@ int SCR_Route_file(const char* name, char* file)
   if (!scr.enabled) {
     snprintf(file, SCR_MAX_FILENAME, "%s", name);
     char* parent = scr_disabled_output ? scr_path_dirname(name) : NULL;
-    int rc = parent ? scr_io_mkdir_p(parent, 0755) : SCR_SUCCESS;
+    int rc = parent ? scr_io_mkdir_p(parent, 0777) : SCR_SUCCESS;
     if (rc != SCR_SUCCESS) scr_err("SCR_Route_file(\"%s\"): cannot create %s: %s", name, parent, strerror(errno));
     free(parent);
     return rc == SCR_SUCCESS ? SCR_SUCCESS : SCR_FAILURE;

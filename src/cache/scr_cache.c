@@ -167,7 +167,10 @@ int scr_cache_load_filemap(void)
   if (merged > 0)
     scr_dbg(1, "%d file(s) of a dataset in progress when the last run ended, from %s/filemap_%d.journal", merged,
             scr.cntl_dir, scr.rank);
-  if (merged == 0 || scr_cache_save_filemap() == SCR_SUCCESS) scr_cache_journal_remove(scr.rank);
+  /* names read back from disk are not trusted: a dataset naming files
+   * outside the cache ("../", absolute, through a symbolic link) is not used */
+  int dropped = scr_filemap_drop_unsafe(scr.filemap, scr.filemap_file, scr.cache_dir, scr.prefix);
+  if ((merged == 0 && dropped == 0) || scr_cache_save_filemap() == SCR_SUCCESS) scr_cache_journal_remove(scr.rank);
   return SCR_SUCCESS;
 }
 
@@ -194,6 +197,10 @@ int scr_cache_route_file(int id, const char* orig_path, const char* relpath,
     scr_err("cache path for %s is longer than SCR_MAX_FILENAME: shorten SCR_CACHE_BASE", orig_path);
     rc = SCR_ERR_INVALID;
   }
+  /* the program writes the name handed out: a symbolic link or another
+   * user's file planted in the cache must not be where it goes */
+  if (rc == SCR_SUCCESS && !bypass && (scr_io_check_own_dir(dir) != SCR_SUCCESS || scr_io_check_name(path, 0) != SCR_SUCCESS))
+    rc = SCR_ERR_SECURITY;
   if (rc == SCR_SUCCESS) {
     /* named before the file exists, so that a crash never leaves an
      * unrecorded file behind: in the filemap on disk, or, for the dataset

@@ -253,7 +253,12 @@ int scr_setup_directories(void)
     scr_err("cannot use the control directory %s or cache directory %s: set SCR_CNTL_BASE "
             "and SCR_CACHE_BASE to directories you own", scr.cntl_dir, scr.cache_dir);
   if (rc == SCR_SUCCESS && scr.rank == 0) {
-    if (scr_io_mkdir_p(scr.prefix_scr, 0755) != SCR_SUCCESS) {
+    /* the mode of the program's own directories (0777 less the umask); one
+     * that is a symbolic link or someone else's is refused: SCR's files in
+     * it would go where they say */
+    if (scr_io_check_own_dir(scr.prefix_scr) != SCR_SUCCESS) {
+      rc = SCR_ERR_SECURITY;
+    } else if (scr_io_mkdir_p(scr.prefix_scr, 0777) != SCR_SUCCESS) {
       scr_err("cannot create %s (%s): check SCR_PREFIX=%s", scr.prefix_scr, strerror(errno),
               scr.prefix);
       rc = SCR_ERR_IO;
