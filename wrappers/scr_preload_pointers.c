@@ -59,7 +59,7 @@ void scr_pointers_closed(const struct scr_engine_file* f)
     scr_err("cannot keep a copy of %s in %s: a restart on another node will not see it", f->orig,
             store ? store : "the prefix directory");
   free(store);
-  if (scr_flush_is_flushed(f->dataset) && scr_io_copy_file(f->cache, f->orig, 0755, NULL, NULL) != SCR_SUCCESS)
+  if (scr_flush_is_flushed(f->dataset) && scr_io_copy_file(f->cache, f->orig, 0777, NULL, NULL) != SCR_SUCCESS)
     scr_err("cannot copy %s to the prefix directory: %s", f->orig, strerror(errno));
 }
 

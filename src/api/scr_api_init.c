@@ -100,6 +100,9 @@ int SCR_Init(void)
   if (!current || !*current) scr_restart_select(-1);
   if (scr.restart_id >= 0 && !scr_flush_agree_flushed(scr.restart_id) && scr.flush_on_restart)
     scr_flush_dataset(scr.restart_id);
+  /* whether the first dataset of this run fits in the cache, from the size
+   * of the newest one there */
+  scr_cache_predict_next(scr_cache_newest_checkpoint());
   /* what scr_postrun reads to know whether the cache holds anything to scavenge */
   if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
 

@@ -161,8 +161,11 @@ int scr_output_begin(const char* name, int flags, int collective)
   scr_kvtree* desc = scr_kvtree_set(dset, "DSETDESC", scr_dataset_new(id, name, flags, ckpt,
                                                                     scr.user, scr.job_name, scr.job_id));
   scr_filemap_set_file_count(scr.filemap, id, scr.rank, 0);
-  /* a bypass dataset is written on the prefix directory: flushing it is only metadata */
-  if (scr.cache_bypass) scr_kvtree_set_kv_int(dset, "BYPASS", 1);
+  /* a bypass dataset is written on the prefix directory: flushing it is only
+   * metadata. A cache predicted too small for it at the last completion
+   * (scr_cache_predict_next) makes one: every rank agreed on that there, so
+   * a local start decides as every other rank does */
+  if (scr.cache_bypass || scr.cache_full) scr_kvtree_set_kv_int(dset, "BYPASS", 1);
   int ok = 1;
   if (collective) {
     /* one creation time for the whole dataset, so every rank's descriptor is the same */
@@ -310,7 +313,7 @@ int SCR_Route_file(const char* name, char* file)
   if (!scr.enabled) {
     snprintf(file, SCR_MAX_FILENAME, "%s", name);
     char* parent = scr_disabled_output ? scr_path_dirname(name) : NULL;
-    int rc = parent ? scr_io_mkdir_p(parent, 0755) : SCR_SUCCESS;
+    int rc = parent ? scr_io_mkdir_p(parent, 0777) : SCR_SUCCESS;
     if (rc != SCR_SUCCESS) scr_err("SCR_Route_file(\"%s\"): cannot create %s: %s", name, parent, strerror(errno));
     free(parent);
     return rc == SCR_SUCCESS ? SCR_SUCCESS : SCR_FAILURE;
@@ -324,16 +327,8 @@ int SCR_Route_file(const char* name, char* file)
     if (rc != SCR_SUCCESS) {
       scr_err("SCR_Route_file(\"%s\"): %s is not inside the prefix directory %s, where the "
               "dataset is flushed: write it under SCR_PREFIX", name, abs, scr.prefix);
-    } else if (scr.cache_bypass) {
-      scr_filemap_add_file(scr.filemap, scr.output_id, scr.rank, abs, abs, rel);
-      rc = scr_cache_save_filemap();
-      /* the application need not create directories, wherever SCR puts the file */
-      char* parent = scr_path_dirname(abs);
-      if (rc == SCR_SUCCESS && (rc = scr_io_mkdir_p(parent, 0755)) != SCR_SUCCESS)
-        scr_err("SCR_Route_file(\"%s\"): cannot create %s: %s", name, parent, strerror(errno));
-      free(parent);
-      snprintf(file, SCR_MAX_FILENAME, "%s", abs);
     } else {
+      /* a bypass dataset's files are routed to where they belong */
       rc = scr_cache_route_file(scr.output_id, abs, rel, file, SCR_MAX_FILENAME);
     }
     if (rc == SCR_SUCCESS) scr_dbg(2, "routed %s to %s", abs, file);
@@ -435,6 +430,8 @@ int SCR_Complete_output(int valid)
    * LLNL SCR; a new checkpoint lets the one it replaces go (scr_cache_evict_to) */
   if (!(flags & SCR_FLAG_CHECKPOINT) && scr_flush_is_flushed(id)) scr_cache_delete_dataset(id);
   scr_cache_trim();
+  /* whether the next dataset fits in the cache, from this one's size */
+  scr_cache_predict_next(id);
 
   if (flags & SCR_FLAG_CHECKPOINT) {
     scr.time_in_checkpoints += seconds;

@@ -222,6 +222,74 @@ int scr_io_mkdir_private(const char* path)
   return SCR_SUCCESS;
 }
 
+/* the name of a uid for a message */
+static void scr_io_owner_name(uid_t uid, char* name, size_t size)
+{
+  struct passwd pw, *found = NULL;
+  char pwbuf[1024];
+  if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 && found) snprintf(name, size, "%s", found->pw_name);
+  else snprintf(name, size, "uid %ld", (long) uid);
+}
+
+int scr_io_check_name(const char* path, int allow_own_link)
+{
+  struct stat st;
+  if (lstat(path, &st) != 0) return SCR_SUCCESS; /* nothing there: ours to make */
+  char owner[256];
+  if (S_ISLNK(st.st_mode) && (!allow_own_link || st.st_uid != geteuid())) {
+    scr_err("refusing to write %s: a symbolic link is there, which SCR never follows; remove it", path);
+    errno = ELOOP;
+    return SCR_ERR_SECURITY;
+  }
+  if (st.st_uid != geteuid()) {
+    scr_io_owner_name(st.st_uid, owner, sizeof(owner));
+    scr_err("refusing to write %s: it is owned by %s, not by uid %ld; remove it", path, owner, (long) geteuid());
+    errno = EPERM;
+    return SCR_ERR_SECURITY;
+  }
+  return SCR_SUCCESS;
+}
+
+int scr_io_check_own_dir(const char* path)
+{
+  struct stat st;
+  if (lstat(path, &st) != 0) return SCR_SUCCESS;
+  char owner[256];
+  if (S_ISLNK(st.st_mode)) {
+    scr_err("refusing directory %s: it is a symbolic link, which SCR never follows; remove it", path);
+    errno = ELOOP;
+    return SCR_ERR_SECURITY;
+  }
+  if (st.st_uid != geteuid()) {
+    scr_io_owner_name(st.st_uid, owner, sizeof(owner));
+    scr_err("refusing directory %s: owned by %s, not by uid %ld; remove it", path, owner, (long) geteuid());
+    errno = EPERM;
+    return SCR_ERR_SECURITY;
+  }
+  return SCR_SUCCESS;
+}
+
+int scr_io_create_temp(const char* tmp, mode_t mode)
+{
+  /* O_EXCL|O_NOFOLLOW: whatever is at the name is not ours to write into */
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = open(tmp, flags, mode);
+  if (fd >= 0 || errno != EEXIST) return fd;
+  struct stat st;
+  if (lstat(tmp, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1) {
+    /* one a crashed process of ours with the same pid left (common in
+     * containers): a plain file of ours, no other name, so removing it
+     * touches nobody else's */
+    if (unlink(tmp) == 0 || errno == ENOENT) fd = open(tmp, flags, mode);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  if (scr_io_check_name(tmp, 0) == SCR_SUCCESS) {
+    scr_err("refusing to write %s: a file SCR did not make is there; remove it", tmp);
+    errno = EEXIST;
+  }
+  return -1;
+}
+
 int scr_io_fsync_dir(const char* dir)
 {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -377,10 +445,18 @@ int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode,
   rc = scr_io_mkdir_p(dir, parent_mode);
   if (rc != SCR_SUCCESS) goto done;
 
-  /* O_NOFOLLOW: a planted symlink at the temp name must not redirect the copy */
-  out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0777);
+  /* a symlink or another user's file planted at the temporary name or at
+   * the destination must neither redirect the copy nor be replaced by it */
+  rc = scr_io_check_name(dst, 1);
+  if (rc != SCR_SUCCESS) {
+    free(tmp);
+    tmp = NULL; /* nothing of ours to remove */
+    goto done;
+  }
+  out = scr_io_create_temp(tmp, st.st_mode & 0777);
   if (out < 0) {
-    scr_err("cannot create %s to copy %s: %s", tmp, src, strerror(errno));
+    if (errno != ELOOP && errno != EPERM && errno != EEXIST)
+      scr_err("cannot create %s to copy %s: %s", tmp, src, strerror(errno));
     free(tmp);
     tmp = NULL; /* not ours: do not remove it */
     rc = SCR_ERR_IO;
@@ -454,8 +530,15 @@ int scr_io_lock(const char* path, int* fd)
   *fd = -1;
   int lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (lock_fd < 0) {
+    if (errno == ELOOP) return scr_io_check_name(path, 0);
     scr_err("cannot open lock file %s: %s", path, strerror(errno));
     return SCR_ERR_IO;
+  }
+  /* a lock file another user planted could be held by them for ever */
+  struct stat st;
+  if (fstat(lock_fd, &st) != 0 || st.st_uid != geteuid()) {
+    close(lock_fd);
+    return scr_io_check_name(path, 0) == SCR_SUCCESS ? SCR_ERR_IO : SCR_ERR_SECURITY;
   }
   /* a signal may interrupt the wait; only give up on real errors */
   int status;

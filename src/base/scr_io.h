@@ -53,6 +53,18 @@ int scr_io_link_file(const char* existing, const char* dst, mode_t parent_mode);
  * the open file, so a lock the library holds is not dropped when some other
  * code closes the same file. */
 int scr_io_lock(const char* path, int* fd);
+
+/* Names SCR writes, against files planted by someone else (issue 18):
+ * scr_io_check_name: SCR_SUCCESS when path is free or a file of this user
+ * (a symbolic link of this user's too when allow_own_link: a program's own
+ * name on the prefix directory); else SCR_ERR_SECURITY and a message naming
+ * the path. scr_io_check_own_dir: the same for a directory SCR made, which
+ * must not be a symbolic link. scr_io_create_temp: open a new temporary file
+ * (O_EXCL|O_NOFOLLOW), replacing only a stale one of this user's; -1 with a
+ * message naming the path when something else is there. */
+int scr_io_check_name(const char* path, int allow_own_link);
+int scr_io_check_own_dir(const char* path);
+int scr_io_create_temp(const char* tmp, mode_t mode);
 /* releases a lock taken with scr_io_lock; fd < 0 is ignored */
 void scr_io_unlock(int fd);
 

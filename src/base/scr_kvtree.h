@@ -94,8 +94,13 @@ size_t scr_kvtree_pack(const scr_kvtree* tree, void* buf);
 int scr_kvtree_unpack(const void* buf, size_t len, scr_kvtree* tree, size_t* used);
 
 /* --- files: header with magic, type, version, size, CRC32; atomic write --- */
-/* write temp file in the same directory, fsync, rename, fsync directory; mode 0600 */
+/* write temp file in the same directory, fsync, rename, fsync directory; mode 0600.
+ * A symbolic link or another user's file at path or at the temporary name is
+ * refused with a message naming it (SCR_ERR_SECURITY), never followed. */
 int scr_kvtree_write_file(const char* path, const scr_kvtree* tree);
+/* the same; shared: mode 0666 less the umask, as the program's own files
+ * get (SCR's files on the prefix directory), else 0600 */
+int scr_kvtree_write_file_mode(const char* path, const scr_kvtree* tree, int shared);
 /* merge the file into tree; SCR_ERR_NOENT if missing, SCR_ERR_CORRUPT on bad
  * magic/version/size/CRC (message logged naming the path) */
 int scr_kvtree_read_file(const char* path, scr_kvtree* tree);

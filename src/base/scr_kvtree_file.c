@@ -52,6 +52,11 @@ static unsigned char* scr_kvtree_file_encode(const scr_kvtree* tree, size_t* tot
 
 int scr_kvtree_write_file(const char* path, const scr_kvtree* tree)
 {
+  return scr_kvtree_write_file_mode(path, tree, 0);
+}
+
+int scr_kvtree_write_file_mode(const char* path, const scr_kvtree* tree, int shared)
+{
   if (path == NULL || *path == '\0') return SCR_ERR_INVALID;
   size_t total = 0;
   unsigned char* buf = scr_kvtree_file_encode(tree, &total);
@@ -66,13 +71,32 @@ int scr_kvtree_write_file(const char* path, const scr_kvtree* tree)
 
   int rc = SCR_ERR_IO;
   const char* what = "create";
-  /* O_NOFOLLOW: a symlink planted at the temp name must not redirect the write;
-   * O_TRUNC rather than O_EXCL so that a stale temp file left by a crashed
-   * process with the same pid (common in containers) does not block us */
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) goto fail_open;
+  /* a symlink or another user's file planted at the final name is refused
+   * (the rename would not follow it, but it is a sign of someone else in a
+   * directory SCR writes), and the temporary is a new file of ours, never
+   * one planted there (scr_io_create_temp). A file kept on the prefix
+   * directory gets the mode the program's own files get (0666 less the
+   * umask); one in the control directory is private. */
+  if (scr_io_check_name(path, 0) != SCR_SUCCESS) {
+    rc = SCR_ERR_SECURITY;
+    free(tmp);
+    free(buf);
+    free(dir);
+    return rc;
+  }
+  int fd = scr_io_create_temp(tmp, shared ? 0666 : 0600);
+  if (fd < 0) {
+    if (errno == ELOOP || errno == EPERM || errno == EEXIST) {
+      /* scr_io_create_temp said what is there */
+      free(tmp);
+      free(buf);
+      free(dir);
+      return SCR_ERR_SECURITY;
+    }
+    goto fail_open;
+  }
   what = "set mode of";
-  if (fchmod(fd, 0600) != 0) goto fail;
+  if (!shared && fchmod(fd, 0600) != 0) goto fail;
   what = "write";
   if (scr_io_write_full(fd, buf, total) < 0) goto fail;
   what = "sync";
@@ -143,9 +167,16 @@ static int scr_kvtree_file_corrupt(const char* path, const char* why)
 static int scr_kvtree_read(const char* path, scr_kvtree* tree, int missing_ok)
 {
   if (path == NULL || tree == NULL) return SCR_ERR_INVALID;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NOFOLLOW: SCR's own files are never symbolic links; one planted at
+   * their name must not make SCR read (and act on) a file of its choosing */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     int saved_errno = errno;
+    if (saved_errno == ELOOP) {
+      scr_err("refusing to read %s: a symbolic link is there, which SCR never follows; remove it", path);
+      errno = saved_errno;
+      return SCR_ERR_SECURITY;
+    }
     if (saved_errno == ENOENT) {
       if (missing_ok) return SCR_SUCCESS;
       scr_err("cannot read %s: no such file", path);

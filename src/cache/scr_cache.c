@@ -167,7 +167,10 @@ int scr_cache_load_filemap(void)
   if (merged > 0)
     scr_dbg(1, "%d file(s) of a dataset in progress when the last run ended, from %s/filemap_%d.journal", merged,
             scr.cntl_dir, scr.rank);
-  if (merged == 0 || scr_cache_save_filemap() == SCR_SUCCESS) scr_cache_journal_remove(scr.rank);
+  /* names read back from disk are not trusted: a dataset naming files
+   * outside the cache ("../", absolute, through a symbolic link) is not used */
+  int dropped = scr_filemap_drop_unsafe(scr.filemap, scr.filemap_file, scr.cache_dir, scr.prefix);
+  if ((merged == 0 && dropped == 0) || scr_cache_save_filemap() == SCR_SUCCESS) scr_cache_journal_remove(scr.rank);
   return SCR_SUCCESS;
 }
 
@@ -185,12 +188,19 @@ int scr_cache_route_file(int id, const char* orig_path, const char* relpath,
                          char* file, size_t len)
 {
   char* dir = scr_cache_dataset_dir(id);
-  char* path = dir ? scr_path_join(dir, relpath) : NULL;
+  /* a bypass dataset (SCR_CACHE_BYPASS, or a cache too small for it) is
+   * written where the program asked: on the prefix directory */
+  int bypass = scr_cache_dataset_bypassed(id);
+  char* path = !dir ? NULL : bypass ? strdup(orig_path) : scr_path_join(dir, relpath);
   int rc = path ? SCR_SUCCESS : SCR_ERR_NOMEM;
   if (rc == SCR_SUCCESS && strlen(path) >= len) {
     scr_err("cache path for %s is longer than SCR_MAX_FILENAME: shorten SCR_CACHE_BASE", orig_path);
     rc = SCR_ERR_INVALID;
   }
+  /* the program writes the name handed out: a symbolic link or another
+   * user's file planted in the cache must not be where it goes */
+  if (rc == SCR_SUCCESS && !bypass && (scr_io_check_own_dir(dir) != SCR_SUCCESS || scr_io_check_name(path, 0) != SCR_SUCCESS))
+    rc = SCR_ERR_SECURITY;
   if (rc == SCR_SUCCESS) {
     /* named before the file exists, so that a crash never leaves an
      * unrecorded file behind: in the filemap on disk, or, for the dataset
@@ -201,10 +211,12 @@ int scr_cache_route_file(int id, const char* orig_path, const char* relpath,
       rc = scr_cache_save_filemap();
   }
   if (rc == SCR_SUCCESS) {
+    /* the application need not create directories, wherever SCR puts the
+     * file; on the prefix directory they get the modes its own would */
     char* parent = scr_path_dirname(path);
-    rc = scr_io_mkdir_p(parent, 0700);
+    rc = scr_io_mkdir_p(parent, bypass ? 0777 : 0700);
     if (rc != SCR_SUCCESS)
-      scr_err("cannot create cache directory %s: %s", parent, strerror(errno));
+      scr_err("cannot create %s directory %s: %s", bypass ? "the" : "cache", parent, strerror(errno));
     free(parent);
   }
   if (rc == SCR_SUCCESS) snprintf(file, len, "%s", path);
@@ -356,6 +368,18 @@ static void* scr_cache_reaper_main(void* arg)
   pthread_mutex_unlock(&scr_reaper_lock);
   free(trash);
   return NULL;
+}
+
+char* scr_cache_trash_path(void)
+{
+  return scr_cache_trash_dir();
+}
+
+void scr_cache_reap_now(void)
+{
+  char* trash = scr_cache_trash_dir();
+  if (trash) scr_cache_empty_trash(trash);
+  free(trash);
 }
 
 void scr_cache_start_reaper(void)
@@ -541,24 +565,31 @@ static int scr_cache_is_pinned(int id)
  * the newest complete checkpoint, which stays the restart point until a newer
  * one completes (so with SCR_CACHE_SIZE=1 the cache holds one more dataset
  * while a checkpoint is written), and the pinned ones (scr_cache_pin). */
+int scr_cache_evictable_oldest(int keep, int newest, int above)
+{
+  int oldest = -1;
+  scr_kvtree_elem* e;
+  for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
+    scr_kvtree* dset = scr_kvtree_elem_tree(e);
+    int id = (int) scr_kvtree_elem_key_int(e);
+    long long flushing = 0, flushed = 0;
+    scr_kvtree_get_int(dset, "FLUSHING", &flushing);
+    scr_kvtree_get_int(dset, "FLUSHED", &flushed);
+    int output = scr_dataset_is_output(scr_kvtree_get(dset, "DSETDESC"));
+    if (id <= above || id == keep || id == newest || scr_cache_is_pinned(id) || flushing || (output && !flushed))
+      continue;
+    if (oldest < 0 || id < oldest) oldest = id;
+  }
+  return oldest;
+}
+
 static int scr_cache_evict_to(long long limit, int keep)
 {
   /* every rank holds the same dataset ids, so decisions agree without talking */
   int rc = SCR_SUCCESS;
   int newest = scr_cache_newest_checkpoint();
   while (scr_cache_count_datasets() > limit) {
-    int oldest = -1;
-    scr_kvtree_elem* e;
-    for (e = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); e; e = scr_kvtree_next(e)) {
-      scr_kvtree* dset = scr_kvtree_elem_tree(e);
-      int id = (int) scr_kvtree_elem_key_int(e);
-      long long flushing = 0, flushed = 0;
-      scr_kvtree_get_int(dset, "FLUSHING", &flushing);
-      scr_kvtree_get_int(dset, "FLUSHED", &flushed);
-      int output = scr_dataset_is_output(scr_kvtree_get(dset, "DSETDESC"));
-      if (id == keep || id == newest || scr_cache_is_pinned(id) || flushing || (output && !flushed)) continue;
-      if (oldest < 0 || id < oldest) oldest = id;
-    }
+    int oldest = scr_cache_evictable_oldest(keep, newest, -1);
     if (oldest < 0) break;
     scr_dbg(1, "evicting dataset %d from cache to make room (SCR_CACHE_SIZE=%lld)", oldest,
             scr.cache_size);

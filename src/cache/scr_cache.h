@@ -56,6 +56,20 @@ int scr_cache_delete_dataset(int id);
 #define SCR_CACHE_PINS_MAX 8
 void scr_cache_pin(const int* ids, int count);
 
+/* the dataset eviction removes first: the oldest with an id above `above`
+ * that is not `keep`, `newest`, pinned, being flushed or unflushed output;
+ * -1 if none */
+int scr_cache_evictable_oldest(int keep, int newest, int above);
+
+/* Collective, at every dataset's completion and at SCR_Init: predicts from
+ * the newest dataset's size on each node whether the next one fits in the
+ * free space of the cache; if not on some node, scr.cache_full is set and
+ * the next dataset is written to the prefix directory (scr_cache_space.c) */
+void scr_cache_predict_next(int id);
+/* 1 when dataset id is written to the prefix directory (SCR_CACHE_BYPASS,
+ * or a cache predicted full when it began) */
+int scr_cache_dataset_bypassed(int id);
+
 /* collective: delete oldest datasets until fewer than SCR_CACHE_SIZE remain,
  * keeping `keep` (-1: none), datasets being flushed, output not yet flushed,
  * the newest complete checkpoint (the restart point) and the pinned ones */
@@ -65,6 +79,11 @@ int scr_cache_make_room_local(int keep);
 
 /* collective: the same down to SCR_CACHE_SIZE datasets, once a dataset completed */
 int scr_cache_trim(void);
+
+/* the trash of the node's cache directory, and its emptying here and now,
+ * when space it holds is needed (the reaper may be emptying it too) */
+char* scr_cache_trash_path(void);
+void scr_cache_reap_now(void);
 
 /* start / stop the background thread that empties the trash */
 void scr_cache_start_reaper(void);

@@ -115,8 +115,9 @@ static int scr_distribute_recv_file(const char* path, int from)
   char* inside = path ? scr_path_relative_to(scr.cache_dir, path) : NULL;
   char* parent = path ? scr_path_dirname(path) : NULL;
   int fd = -1;
-  if (inside && parent && scr_io_mkdir_p(parent, 0700) == SCR_SUCCESS)
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  /* never through a link or into a file someone else planted in the cache */
+  if (inside && parent && scr_io_mkdir_p(parent, 0700) == SCR_SUCCESS && scr_io_check_name(path, 0) == SCR_SUCCESS)
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   free(parent);
   free(inside);
   unsigned char* buf = malloc(scr.file_buf_size);

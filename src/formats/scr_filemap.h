@@ -64,6 +64,15 @@ scr_kvtree* scr_filemap_get_dataset(const scr_kvtree* map, int id);
 scr_kvtree* scr_filemap_add_dataset(scr_kvtree* map, int id);
 void scr_filemap_remove_dataset(scr_kvtree* map, int id);
 
+/* Metadata read back from disk (filemap, journal) names paths SCR will read,
+ * delete and hand to the program: every dataset whose files (FILE, REDFILE,
+ * ATTACHED, PARTNER DIR) are not inside cache_dir (a bypass dataset's: inside
+ * prefix), whose RELPATH is not a plain relative path ("../", absolute), or
+ * whose cached files are reached through a symbolic link below cache_dir, is
+ * dropped from map with a message naming the file and `what`. Returns the
+ * number dropped. Nothing is deleted on disk: the names are not trusted. */
+int scr_filemap_drop_unsafe(scr_kvtree* map, const char* what, const char* cache_dir, const char* prefix);
+
 /* files of a rank in a dataset: FILE subtree (children are cache paths), or NULL */
 scr_kvtree* scr_filemap_get_files(const scr_kvtree* map, int id, int rank);
 /* register a file; returns its metadata subtree (existing one if already there) */

@@ -37,7 +37,7 @@ static int scr_flush_file_edit(const char* prefix, int id, const char* name, con
     free(path);
     return SCR_SUCCESS;
   }
-  rc = scr_kvtree_write_file(path, tree);
+  rc = scr_kvtree_write_file_mode(path, tree, 1);
   scr_kvtree_delete(&tree);
   free(path);
   return rc;
@@ -95,7 +95,7 @@ int scr_flush_file_match(const char* prefix, const scr_kvtree* filemap)
   int same = pa && pb && a == b && scr_kvtree_pack(old, pa) == a && scr_kvtree_pack(now, pb) == b &&
              memcmp(pa, pb, a) == 0;
   if (!pa || !pb) rc = SCR_ERR_NOMEM;
-  else if (!same && scr_kvtree_size(now) > 0) rc = scr_kvtree_write_file(path, now);
+  else if (!same && scr_kvtree_size(now) > 0) rc = scr_kvtree_write_file_mode(path, now, 1);
   else if (!same && unlink(path) != 0 && errno != ENOENT) rc = SCR_ERR_IO;
   free(pa);
   free(pb);

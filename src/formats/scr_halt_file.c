@@ -39,7 +39,7 @@ int scr_halt_file_read(const char* prefix, scr_kvtree* halt)
 /* the write half of an update: an empty tree means no conditions, and no file */
 static int scr_halt_file_store(const char* path, const scr_kvtree* halt)
 {
-  if (scr_kvtree_size(halt) > 0) return scr_kvtree_write_file(path, halt);
+  if (scr_kvtree_size(halt) > 0) return scr_kvtree_write_file_mode(path, halt, 1);
   if (unlink(path) != 0 && errno != ENOENT) {
     scr_err("cannot remove halt file %s: %s", path, strerror(errno));
     return SCR_ERR_IO;

@@ -44,12 +44,12 @@ static int scr_index_file_load(const char* path, scr_kvtree* tree)
 static int scr_index_file_store(const char* path, const scr_kvtree* tree)
 {
   if (scr_kvtree_get_val(tree, SCR_INDEX_KEY_VERSION) != NULL) {
-    return scr_kvtree_write_file(path, tree);
+    return scr_kvtree_write_file_mode(path, tree, 1);
   }
   scr_kvtree* versioned = scr_kvtree_copy(tree);
   if (versioned == NULL) return SCR_ERR_NOMEM;
   scr_kvtree_set_kv_int(versioned, SCR_INDEX_KEY_VERSION, SCR_INDEX_FILE_VERSION);
-  int rc = scr_kvtree_write_file(path, versioned);
+  int rc = scr_kvtree_write_file_mode(path, versioned, 1);
   scr_kvtree_delete(&versioned);
   return rc;
 }

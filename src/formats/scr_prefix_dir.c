@@ -44,7 +44,9 @@ int scr_prefix_dir_create(const char* prefix)
   }
 
   int rc = SCR_SUCCESS;
-  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+  if (scr_io_check_own_dir(dir) != SCR_SUCCESS) {
+    rc = SCR_ERR_SECURITY;
+  } else if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
     scr_err("cannot create directory %s: %s (check that the prefix directory exists and is writable)",
             dir, strerror(errno));
     rc = SCR_ERR_IO;

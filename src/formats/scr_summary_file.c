@@ -33,7 +33,7 @@ int scr_summary_file_write(const char* prefix, int id, const scr_kvtree* dsetdes
   scr_kvtree_set_kv_int(summary, "VERSION", SCR_SUMMARY_VERSION);
   scr_kvtree_set(summary, "DSETDESC", scr_kvtree_copy(dsetdesc));
   scr_kvtree_set_kv_int(summary, "RANKS", ranks);
-  int rc = scr_kvtree_write_file(path, summary);
+  int rc = scr_kvtree_write_file_mode(path, summary, 1);
   scr_kvtree_delete(&summary);
   free(path);
   return rc;
@@ -61,7 +61,7 @@ int scr_rank2file_write(const char* prefix, int id, const scr_kvtree* rank2file)
 {
   char* path = scr_summary_file_path(prefix, id, "rank2file.scr");
   if (!path) return SCR_ERR_NOMEM;
-  int rc = scr_kvtree_write_file(path, rank2file);
+  int rc = scr_kvtree_write_file_mode(path, rank2file, 1);
   free(path);
   return rc;
 }

@@ -140,7 +140,7 @@ void scr_flush_copy_attached(int id)
                                                               scr.rank), "ATTACHED");
   for (scr_kvtree_elem* e = scr_kvtree_first(attached); e; e = scr_kvtree_next(e)) {
     char* dst = scr_flush_destination(scr_kvtree_elem_tree(e));
-    if (dst && scr_io_copy_file(scr_kvtree_elem_key(e), dst, 0755, NULL, NULL) != SCR_SUCCESS)
+    if (dst && scr_io_copy_file(scr_kvtree_elem_key(e), dst, 0777, NULL, NULL) != SCR_SUCCESS)
       scr_err("flush of dataset %d: copying %s to %s failed: %s", id, scr_kvtree_elem_key(e), dst,
               strerror(errno));
     free(dst);
@@ -176,7 +176,7 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
       const char* to = scr_kvtree_get_val(first, "DST");
       struct stat a, b;
       rc = stat(to, &a) == 0 && stat(dst, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
-               ? SCR_SUCCESS : scr_io_link_file(to, dst, 0755);
+               ? SCR_SUCCESS : scr_io_link_file(to, dst, 0777);
       scr_kvtree_get_uint64(first, "SIZE", &size);
       crc = (uint32_t) strtoul(scr_kvtree_get_val(first, "CRC"), NULL, 16);
       if (rc == SCR_SUCCESS && moved) (*moved)++;
@@ -192,7 +192,7 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
         /* cache bypass: the file already is where it belongs */
         rc = scr.crc_on_flush ? scr_io_crc32_file(src, &crc, &size) : scr_io_file_size(src, &size);
       } else {
-        rc = scr_io_copy_file(src, dst, 0755, &crc, &size);
+        rc = scr_io_copy_file(src, dst, 0777, &crc, &size);
       }
     }
     ok = scr_flush_check_copy(id, src, dst, meta, rc, size, crc, mine);
@@ -255,8 +255,9 @@ int scr_flush_prepare(int id)
   if (scr.rank == 0) {
     const char* name = scr_dataset_get_name(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC"));
     char* dir = scr_summary_dataset_dir(scr.prefix, id);
-    rc = dir ? scr_io_mkdir_p(dir, 0755) : SCR_ERR_NOMEM;
-    if (rc != SCR_SUCCESS) scr_err("cannot create %s: %s", dir ? dir : "", strerror(errno));
+    /* a planted symbolic link there would take the summary elsewhere */
+    rc = !dir ? SCR_ERR_NOMEM : scr_io_check_own_dir(dir) != SCR_SUCCESS ? SCR_ERR_SECURITY : scr_io_mkdir_p(dir, 0777);
+    if (rc != SCR_SUCCESS && rc != SCR_ERR_SECURITY) scr_err("cannot create %s: %s", dir ? dir : "", strerror(errno));
     else scr_flush_file_set_location(scr.prefix, id, name, SCR_FLUSH_FILE_FLUSHING);
     free(dir);
   }

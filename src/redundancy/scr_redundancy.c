@@ -402,6 +402,11 @@ int scr_redundancy_rename(int id, const struct scr_reddesc* d)
 int scr_redundancy_apply(int id, const struct scr_reddesc* d)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  /* a bypass dataset is on the prefix directory, which is what redundancy
+   * would stand in for; and its parity would go to a cache it did not fit
+   * in. The bypass is the same on every rank (scr_output_begin). */
+  struct scr_reddesc single = { .index = d->index, .type = SCR_COPY_SINGLE };
+  if (scr_cache_dataset_bypassed(id)) d = &single;
   scr_kvtree* record = scr_kvtree_new();
   scr_reddesc_record(d, record);
   scr_kvtree_set(dset, "REDDESC", record);

@@ -4,7 +4,9 @@
 #include "config.h"
 #include <fcntl.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -14,6 +16,7 @@
 #include "scr_error.h"
 #include "scr_param.h"
 #include "scr_path.h"
+#include "scr_io.h"
 #include "scr_globals.h"
 #include "scr_event_log.h"
 
@@ -56,7 +59,17 @@ void scr_event_log(const char* event, const char* fmt, ...)
     int n = snprintf(line, sizeof(line), "%s job=%s event=%s time=%lld.%03ld %s\n", stamp, scr.job_id,
                      event, (long long) tv.tv_sec, (long) (tv.tv_usec / 1000), details);
     char* path = scr_path_join(scr.prefix_scr, "log");
-    int fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+    /* the program's mode (0666 less the umask); never through a link, nor
+     * into a log another user planted */
+    int fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666) : -1;
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid())) {
+      close(fd);
+      fd = -1;
+      scr_io_check_name(path, 0);
+    } else if (fd < 0 && path && errno == ELOOP) {
+      scr_io_check_name(path, 0);
+    }
     if (fd >= 0) {
       ssize_t w = write(fd, line, n > 0 && (size_t) n < sizeof(line) ? (size_t) n : strlen(line));
       (void) w;

@@ -30,6 +30,10 @@ struct scr_state {
   /* parameters */
   int debug;
   int cache_bypass;
+  /* the cache was predicted too small for the next dataset at the last
+   * completion (scr_cache_predict_next): it bypasses the cache */
+  int cache_full;
+  uint64_t cache_red_bytes;  /* redundancy bytes of the last cached dataset on this rank */
   long long cache_size;  /* datasets kept in cache */
   long long flush;       /* flush every N checkpoints; 0 never */
   int fetch;

@@ -2,7 +2,9 @@
  * every setting and directory the library uses from it. */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +19,10 @@
 #include "scr_globals.h"
 #include "scr_mpi.h"
 #include "scr_setup.h"
+
+/* the job id was derived from the prefix (no SCR_JOB_ID, no batch system):
+ * see scr_setup_claim_job_id */
+static int scr_setup_job_id_derived = 0;
 
 int scr_setup_app_config_error = 0;
 
@@ -119,7 +125,11 @@ static int scr_setup_params(void)
   if (!scr.user) scr.user = scr_env_user();
   scr.job_id = scr_setup_string("SCR_JOB_ID", NULL);
   if (!scr.job_id) scr.job_id = scr_env_job_id();
-  if (!scr.job_id) scr.job_id = scr_env_default_job_id(scr.prefix);
+  scr_setup_job_id_derived = 0;
+  if (!scr.job_id) {
+    scr.job_id = scr_env_default_job_id(scr.prefix);
+    scr_setup_job_id_derived = 1;
+  }
   scr.job_name = scr_setup_string("SCR_JOB_NAME", NULL);
 
   char* cntl_base = scr_setup_string("SCR_CNTL_BASE", "/dev/shm");
@@ -130,6 +140,81 @@ static int scr_setup_params(void)
   free(cntl_base);
   free(cache_base);
   return rc;
+}
+
+/* Outside a batch system the job id is derived from the prefix, so that a
+ * new run finds the cache of the last one; two jobs of one user running in
+ * one prefix at once would then share their control and cache directories
+ * and each delete the other's datasets as incomplete. A job holds a lock
+ * (flock, released by the kernel when the job ends however it ends) on
+ * <cntl_base>/<user>/scr.<id>.lock on every node; a job that finds it held
+ * takes the next id, <id>.1, <id>.2, ... The descriptor of the lock held. */
+static int scr_setup_job_lock_fd = -1;
+
+/* node leaders: take the lock of one candidate id; 1 when held */
+static int scr_setup_lock_job_id(const char* cntl_user, const char* id)
+{
+  char* path = NULL;
+  if (asprintf(&path, "%s/scr.%s.lock", cntl_user, id) < 0) return 0;
+  int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) scr_err("cannot open the job lock %s: %s", path, strerror(errno));
+  free(path);
+  if (fd < 0) return 0;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return 0;
+  }
+  scr_setup_job_lock_fd = fd;
+  return 1;
+}
+
+/* collective: the first derived id no running job holds on any node, set
+ * in scr.job_id, scr.cntl_dir and scr.cache_dir */
+static int scr_setup_claim_job_id(const char* cntl_user)
+{
+  char* base = scr.job_id;
+  char* id = NULL;
+  int rc = SCR_ERR_IO;
+  for (int k = 0; k < 100 && rc != SCR_SUCCESS; k++) {
+    free(id);
+    id = NULL;
+    if ((k ? asprintf(&id, "%s.%d", base, k) : asprintf(&id, "%s", base)) < 0) return SCR_ERR_NOMEM;
+    int mine = scr.node_rank != 0 || scr_setup_lock_job_id(cntl_user, id);
+    if (scr_mpi_all_true(mine, scr.comm_world)) {
+      rc = SCR_SUCCESS;
+    } else if (scr_setup_job_lock_fd >= 0) {
+      close(scr_setup_job_lock_fd);
+      scr_setup_job_lock_fd = -1;
+    }
+  }
+  if (rc != SCR_SUCCESS) {
+    if (scr.rank == 0) scr_err("100 jobs hold the job ids %s to %s.99: set SCR_JOB_ID", base, base);
+    free(id);
+    return rc;
+  }
+  if (strcmp(id, base) != 0) {
+    if (scr.rank == 0)
+      scr_warn("another job of %s runs in the prefix directory %s with job id %s: this one uses %s, and its own "
+               "control and cache directories (set SCR_JOB_ID to choose)", scr.user, scr.prefix, base, id);
+    char* cache_user = scr_path_dirname(scr.cache_dir);
+    char *cntl = NULL, *cache = NULL;
+    if (asprintf(&cntl, "%s/scr.%s", cntl_user, id) < 0) cntl = NULL;
+    if (asprintf(&cache, "%s/scr.%s", cache_user, id) < 0) cache = NULL;
+    free(cache_user);
+    if (!cntl || !cache) {
+      free(cntl);
+      free(cache);
+      free(id);
+      return SCR_ERR_NOMEM;
+    }
+    free(scr.cntl_dir);
+    free(scr.cache_dir);
+    scr.cntl_dir = cntl;
+    scr.cache_dir = cache;
+  }
+  free(base);
+  scr.job_id = id;
+  return SCR_SUCCESS;
 }
 
 int scr_setup_config(void)
@@ -164,6 +249,11 @@ int scr_setup_directories(void)
   char* cntl_user = scr_path_dirname(scr.cntl_dir);
   char* cache_user = scr_path_dirname(scr.cache_dir);
   int rc = scr_io_mkdir_private(cntl_user);
+  if (scr_setup_job_id_derived) {
+    rc = scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? scr_setup_claim_job_id(cntl_user) : rc;
+    free(cache_user);
+    cache_user = scr_path_dirname(scr.cache_dir);
+  }
   if (rc == SCR_SUCCESS) rc = scr_io_mkdir_private(scr.cntl_dir);
   if (rc == SCR_SUCCESS) rc = scr_io_mkdir_private(cache_user);
   if (rc == SCR_SUCCESS) rc = scr_io_mkdir_private(scr.cache_dir);
@@ -173,7 +263,12 @@ int scr_setup_directories(void)
     scr_err("cannot use the control directory %s or cache directory %s: set SCR_CNTL_BASE "
             "and SCR_CACHE_BASE to directories you own", scr.cntl_dir, scr.cache_dir);
   if (rc == SCR_SUCCESS && scr.rank == 0) {
-    if (scr_io_mkdir_p(scr.prefix_scr, 0755) != SCR_SUCCESS) {
+    /* the mode of the program's own directories (0777 less the umask); one
+     * that is a symbolic link or someone else's is refused: SCR's files in
+     * it would go where they say */
+    if (scr_io_check_own_dir(scr.prefix_scr) != SCR_SUCCESS) {
+      rc = SCR_ERR_SECURITY;
+    } else if (scr_io_mkdir_p(scr.prefix_scr, 0777) != SCR_SUCCESS) {
       scr_err("cannot create %s (%s): check SCR_PREFIX=%s", scr.prefix_scr, strerror(errno),
               scr.prefix);
       rc = SCR_ERR_IO;
@@ -184,6 +279,8 @@ int scr_setup_directories(void)
 
 void scr_setup_finalize(void)
 {
+  if (scr_setup_job_lock_fd >= 0) close(scr_setup_job_lock_fd);
+  scr_setup_job_lock_fd = -1;
   free(scr.user);
   free(scr.job_id);
   free(scr.job_name);

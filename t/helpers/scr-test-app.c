@@ -104,13 +104,14 @@ static void usage(void)
           "         [--path TEMPLATE] [--mkdir] [--step-sleep MS] [--ckpt-sleep MS]\n"
           "         [--config LINE]... [--version] [--current NAME] [--drop NAME]\n"
           "         [--delete NAME] [--restart-route NAME] [--invalid-step STEP]\n"
-          "         [--crash-during STEP] [--route-idle NAME]\n"
+          "         [--crash-during STEP] [--route-idle NAME] [--hold FILE]\n"
           "       scr-test-app --check FILE STEP RANK BYTES\n"
           "TEMPLATE names each rank's checkpoint file with {step} and {rank}\n"
           "(default ckpt.{step}/rank_{rank}.dat); --config calls SCR_Config before SCR_Init\n"
           "and prints what it returned; --current, --drop and --delete run after SCR_Init,\n"
           "before the restart, in the order given; --restart-route routes one more file\n"
-          "(a TEMPLATE) while restarting; --route-idle routes NAME outside any phase.\n");
+          "(a TEMPLATE) while restarting; --route-idle routes NAME outside any phase;\n"
+          "--hold waits before SCR_Finalize until FILE exists (a test runs another job meanwhile).\n");
   exit(2);
 }
 
@@ -122,6 +123,7 @@ int main(int argc, char** argv)
   const char* tmpl = "ckpt.{step}/rank_{rank}.dat";
   const char* restart_route = NULL;
   const char* route_idle = NULL;
+  const char* hold = NULL;
   const char* configs[32];
   int nconfigs = 0;
   const char* manage[32][2];  /* {call, name} pairs */
@@ -152,6 +154,7 @@ int main(int argc, char** argv)
     }
     else if (!strcmp(argv[i], "--restart-route") && i + 1 < argc) restart_route = argv[++i];
     else if (!strcmp(argv[i], "--route-idle") && i + 1 < argc) route_idle = argv[++i];
+    else if (!strcmp(argv[i], "--hold") && i + 1 < argc) hold = argv[++i];
     else if (!strcmp(argv[i], "--invalid-step") && i + 1 < argc) invalid_step = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--crash-during") && i + 1 < argc) crash_during = atoi(argv[++i]);
     else usage();
@@ -262,6 +265,13 @@ int main(int argc, char** argv)
     }
   }
   if (rank == 0) printf("done: step %d\n", step > steps ? steps : step);
+  if (hold) {
+    fflush(stdout);
+    /* the test's timeout ends a wait that never ends */
+    if (rank == 0)
+      while (access(hold, F_OK) != 0) usleep(20000);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
   SCR_Finalize();
   MPI_Finalize();
   return 0;
