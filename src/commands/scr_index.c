@@ -260,8 +260,11 @@ static void scr_index_extra_load(const char* prefix, const scr_kvtree* index, st
   x->restart_cache = -1;
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(x->flush, "DSET")); e; e = scr_kvtree_next(e)) {
     int id = atoi(scr_kvtree_elem_key(e));
-    int output_only = scr_kvtree_get_kv_int(index, SCR_INDEX_KEY_DSET, id) && !scr_index_file_is_checkpoint(index, id);
-    if (!output_only && id > x->restart_cache) x->restart_cache = id;
+    int indexed = scr_kvtree_get_kv_int(index, SCR_INDEX_KEY_DSET, id) != NULL;
+    int output_only = indexed && !scr_index_file_is_checkpoint(index, id);
+    /* one the index knows to be incomplete or failed is not restored */
+    int broken = indexed && (!scr_index_file_is_complete(index, id) || scr_index_file_is_failed(index, id));
+    if (!output_only && !broken && id > x->restart_cache) x->restart_cache = id;
   }
   x->restart_prefix = -1;
   const char* current = scr_index_file_get_current(index);
