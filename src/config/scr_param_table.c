@@ -160,8 +160,8 @@ static const scr_param_def table[] = {
   SIMPLE("SCR_NODELIST", T(STRING), NULL, G(LAUNCH), YES, "nodes of the allocation, in host list syntax; unset: those the launcher names (scr_cluster: all)"),
   RANGED("SCR_MIN_NODES", NULL, G(LAUNCH), YES, 1, BIG, "fewest healthy nodes an scr_run launch may use; unset: as many as the launcher names"),
   SIMPLE("SCR_EXCLUDE_NODES", T(STRING), NULL, G(LAUNCH), YES, "nodes scr_run must not use, in host list syntax (node[1-4,7])"),
-  RANGED("SCR_WATCHDOG_TIMEOUT", NULL, G(LAUNCH), NO, 1, BIG, "seconds a checkpoint write to cache may take before the job counts as hung"),
-  RANGED("SCR_WATCHDOG_TIMEOUT_PFS", NULL, G(LAUNCH), NO, 1, BIG, "same for writes to the parallel file system"),
+  RANGED("SCR_WATCHDOG_TIMEOUT", NULL, G(LAUNCH), YES, 0, BIG, "seconds a launch of scr_run may go without SCR activity (a checkpoint, a flush, a fetch) before it counts as hung and is ended; unset: 3600; 0: no watchdog"),
+  RANGED("SCR_WATCHDOG_TIMEOUT_PFS", NULL, G(LAUNCH), NO, 1, BIG, "LLNL SCR: seconds a write to the parallel file system may take before the job counts as hung"),
 
   /* preload */
   SIMPLE("SCR_PRELOAD_DRYRUN", T(BOOL), "0", G(PRELOAD), YES, "route nothing; print which opens would match which PRELOAD rule"),
