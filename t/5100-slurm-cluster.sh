@@ -42,7 +42,7 @@ test_expect_success 'an MPI job through srun (pmi2) spans the nodes and checkpoi
 '
 
 test_expect_success 'salloc gives an allocation in which mpiexec -iface BRIDGE runs MPI' '
-  timeout "$SCR_TEST_TIMEOUT" salloc -N 2 sh -c "echo nodes=\$SLURM_JOB_NODELIST;
+  timeout -k 5 "$SCR_TEST_TIMEOUT" salloc -N 2 sh -c "echo nodes=\$SLURM_JOB_NODELIST;
     mpiexec -iface scrbr80 -n 4 hostname" >out 2>&1 &&
   expect_grep "^nodes=node\[0-1\]$" out &&
   test "$(grep -c "^node0$" out)" = 2 && test "$(grep -c "^node1$" out)" = 2
@@ -63,7 +63,7 @@ test_expect_success 'a killed node is down in Slurm; revived, it is idle again' 
 '
 
 test_expect_success 'scontrol marks a node down at once; an allocation with --no-kill survives it' '
-  timeout "$SCR_TEST_TIMEOUT" salloc -N 3 --no-kill sh -c "
+  timeout -k 5 "$SCR_TEST_TIMEOUT" salloc -N 3 --no-kill sh -c "
     scontrol update NodeName=node1 State=DOWN Reason=test &&
     squeue -h -j \$SLURM_JOB_ID -o %N; srun -N 2 hostname | sort" >out 2>&1 &&
   expect_grep "^node\[0,2\]$" out && expect_grep "^node2$" out &&

@@ -35,12 +35,15 @@ fresh() {
     job=$((job + 1)) && SCR_JOB_ID=t5110.$job && export SCR_JOB_ID
 }
 
-# in_alloc OUT COMMAND...: COMMAND in an allocation of the 5 nodes that
+# in_alloc OUT COMMAND...: COMMAND (a program, not a shell function) in an allocation of the 5 nodes that
 # survives a node failure, in the prefix directory; its output in $TRASH/OUT,
 # its status in OUT.status
 in_alloc() {
   out=$1; shift
-  (cd "$PREFIX" && timeout "$SCR_TEST_TIMEOUT" salloc -N 5 --no-kill "$@") >"$TRASH/$out" 2>&1
+  # salloc ignores TERM while its command runs: the command has the time
+  # limit, salloc a KILL some time after it
+  (cd "$PREFIX" && timeout -k 5 $((SCR_TEST_TIMEOUT + 30)) salloc -N 5 --no-kill \
+     timeout -k 10 "$SCR_TEST_TIMEOUT" "$@") >"$TRASH/$out" 2>&1
   echo $? >"$TRASH/$out.status"
 }
 
@@ -152,6 +155,26 @@ test_expect_success 'preload: a stopped rank; the watchdog ends the step, it res
   expect_grep "launch 2: srun " "$TRASH/fpphung" &&
   expect_grep "^resumed from step [1-9][0-9]*$" "$TRASH/fpphung" &&
   test "$(grep "^result:" "$TRASH/fpphung")" = "$native_result"
+'
+
+test_expect_success 'API: scr_halt from outside; the job stops after its next checkpoint, no relaunch follows' '
+  fresh && when_cached node0 3 scr_halt "$PREFIX" &&
+  in_alloc halted env SCR_RUNS=3 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 40 --bytes 4096 --step-sleep 300 &&
+  wait && test "$(status_of halted)" = 0 &&
+  step=$(sed -n "s/^halted after step \([0-9]*\)$/\1/p" "$TRASH/halted") && test -n "$step" && test "$step" -ge 3 &&
+  ! grep -q "^done" "$TRASH/halted" && ! grep -q "launch 2" "$TRASH/halted" &&
+  scr_index -p "$PREFIX" >index.out && grep -q "ckpt\.$step .* \* " index.out ||
+  { cat index.out "$TRASH/halted"; exit 1; }
+'
+
+test_expect_success 'API: a time limit; the job halts SCR_HALT_SECONDS before the end, its checkpoint on the prefix' '
+  fresh &&
+  (cd "$PREFIX" && timeout -k 5 $((SCR_TEST_TIMEOUT + 30)) salloc -N 5 --no-kill -t 1 timeout -k 10 "$SCR_TEST_TIMEOUT" \
+     env SCR_RUNS=3 SCR_HALT_SECONDS=50 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 1000 --bytes 4096 --step-sleep 300) \
+    >"$TRASH/limit" 2>&1;
+  expect_grep "halting: less than 50 seconds before the allocation ends" "$TRASH/limit" &&
+  step=$(sed -n "s/^halted after step \([0-9]*\)$/\1/p" "$TRASH/limit") && test -n "$step" &&
+  ! grep -q "launch 2" "$TRASH/limit" && ! grep -q "TIME LIMIT" "$TRASH/limit" && scavenged "$step"
 '
 
 test_done

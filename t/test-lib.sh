@@ -164,7 +164,8 @@ cluster_up() {
 
 # slurm_up N ID: cluster_up N ID with a real Slurm on it (scr_cluster slurm
 # up), SLURM_CONF exported; the whole script skipped when Slurm is not
-# installed. Variables of a Slurm job that runs make check are dropped, so
+# installed. salloc ignores TERM while its command runs: bound the command,
+# or use timeout -k. Variables of a Slurm job that runs make check are dropped, so
 # that the test's commands talk to the test's Slurm only.
 slurm_up() {
   for t in munged slurmctld slurmd srun salloc sbatch sinfo scontrol; do

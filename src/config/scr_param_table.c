@@ -130,6 +130,7 @@ static const scr_param_def table[] = {
 
   /* halt */
   RANGED("SCR_HALT_SECONDS", "0", G(HALT), YES, 0, BIG, "halt after a checkpoint when less than this many seconds remain in the allocation"),
+  RANGED("SCR_END_TIME", NULL, G(HALT), YES, 0, 253402300799LL, "when the allocation ends, in seconds since the epoch; scr_run sets it from the resource manager (Slurm); with SCR_HALT_SECONDS the job halts after a checkpoint that close to it"),
   SIMPLE("SCR_HALT_EXIT", T(BOOL), "0", G(HALT), YES, "SCR calls exit() itself when a halt condition holds"),
   SIMPLE("SCR_HALT_ENABLED", T(BOOL), "1", G(HALT), YES, "0 reports halt conditions through SCR_Should_exit but never stops the job"),
 

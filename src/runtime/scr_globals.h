@@ -39,6 +39,7 @@ struct scr_state {
   long long checkpoint_seconds;
   double checkpoint_overhead;
   long long halt_seconds;
+  long long end_time;            /* SCR_END_TIME: the allocation's end (epoch seconds), 0: unknown */
   int halt_exit;
   int halt_enabled;
   int flush_on_restart;

@@ -69,6 +69,7 @@ static int scr_setup_params(void)
   if (scr_param_get_double("SCR_CHECKPOINT_OVERHEAD", &scr.checkpoint_overhead) == SCR_ERR_CONFIG)
     rc = SCR_ERR_CONFIG;
   scr.halt_seconds = scr_setup_int("SCR_HALT_SECONDS", 0, &rc);
+  scr.end_time = scr_setup_int("SCR_END_TIME", 0, &rc);
   scr.halt_exit = scr_setup_bool("SCR_HALT_EXIT", 0, &rc);
   scr.halt_enabled = scr_setup_bool("SCR_HALT_ENABLED", 1, &rc);
   scr.flush_on_restart = scr_setup_bool("SCR_FLUSH_ON_RESTART", 0, &rc);
