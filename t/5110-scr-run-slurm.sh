@@ -159,10 +159,10 @@ test_expect_success 'preload: a stopped rank; the watchdog ends the step, it res
 
 test_expect_success 'API: scr_halt from outside; the job stops after its next checkpoint, no relaunch follows' '
   fresh && when_cached node0 3 scr_halt "$PREFIX" &&
-  in_alloc halted env SCR_RUNS=3 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 40 --bytes 4096 --step-sleep 300 &&
+  in_alloc halted env SCR_RUNS=3 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 40 --bytes 4096 --step-sleep 300 --until-exit &&
   wait && test "$(status_of halted)" = 0 &&
   step=$(sed -n "s/^halted after step \([0-9]*\)$/\1/p" "$TRASH/halted") && test -n "$step" && test "$step" -ge 3 &&
-  ! grep -q "^done" "$TRASH/halted" && ! grep -q "launch 2" "$TRASH/halted" &&
+  ! grep -q "^done: step 40$" "$TRASH/halted" && ! grep -q "launch 2" "$TRASH/halted" &&
   scr_index -p "$PREFIX" >index.out && grep -q "ckpt\.$step .* \* " index.out ||
   { cat index.out "$TRASH/halted"; exit 1; }
 '
@@ -170,7 +170,7 @@ test_expect_success 'API: scr_halt from outside; the job stops after its next ch
 test_expect_success 'API: a time limit; the job halts SCR_HALT_SECONDS before the end, its checkpoint on the prefix' '
   fresh &&
   (cd "$PREFIX" && timeout -k 5 $((SCR_TEST_TIMEOUT + 30)) salloc -N 5 --no-kill -t 1 timeout -k 10 "$SCR_TEST_TIMEOUT" \
-     env SCR_RUNS=3 SCR_HALT_SECONDS=50 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 1000 --bytes 4096 --step-sleep 300) \
+     env SCR_RUNS=3 SCR_HALT_SECONDS=50 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 1000 --bytes 4096 --step-sleep 300 --until-exit) \
     >"$TRASH/limit" 2>&1;
   expect_grep "halting: less than 50 seconds before the allocation ends" "$TRASH/limit" &&
   step=$(sed -n "s/^halted after step \([0-9]*\)$/\1/p" "$TRASH/limit") && test -n "$step" &&
