@@ -63,8 +63,8 @@ test_expect_success 'scr_run --help describes the launchers and SCR_RUNS' '
 '
 
 test_expect_success 'an unknown launcher is a usage error naming it' '
-  scr_run srun -N 4 ./app 2>err; test $? = 2 &&
-  expect_grep "unknown launcher .srun." err
+  scr_run aprun -n 4 ./app 2>err; test $? = 2 &&
+  expect_grep "unknown launcher .aprun." err
 '
 
 test_expect_success 'a launcher without a program is a usage error' '

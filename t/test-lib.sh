@@ -162,6 +162,24 @@ cluster_up() {
     { cat "$TRASH/cluster-up.log"; echo "Bail out! cannot start the local test cluster"; exit 1; }
 }
 
+# slurm_up N ID: cluster_up N ID with a real Slurm on it (scr_cluster slurm
+# up), SLURM_CONF exported; the whole script skipped when Slurm is not
+# installed. salloc ignores TERM while its command runs: bound the command,
+# or use timeout -k. Variables of a Slurm job that runs make check are dropped, so
+# that the test's commands talk to the test's Slurm only.
+slurm_up() {
+  for t in munged slurmctld slurmd srun salloc sbatch sinfo scontrol; do
+    command -v "$t" >/dev/null 2>&1 && continue
+    test_skip "Slurm on the local test cluster" "$t not installed (munge slurmctld slurmd slurm-client)"
+    test_done; exit 0
+  done
+  for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+  cluster_up "$1" "$2"
+  scr_cluster slurm up >"$TRASH/slurm-up.log" 2>&1 ||
+    { cat "$TRASH/slurm-up.log"; echo "Bail out! cannot start Slurm on the local test cluster"; exit 1; }
+  eval "$(scr_cluster slurm env)"
+}
+
 # cluster CMD ARGS...: scr_cluster on this test's cluster
 cluster() {
   scr_cluster "$@"

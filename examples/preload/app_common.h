@@ -15,12 +15,14 @@
 #ifndef APP_COMMON_H
 #define APP_COMMON_H
 
+#include <errno.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* the header in front of the state in every binary checkpoint file */
 #define APP_MAGIC 0x31544b4350505841ULL /* "AXPPCKT1" little-endian */
@@ -37,7 +39,12 @@ typedef struct {
   long bytes;  /* --bytes B: state size per rank */
   long die_at; /* --die-at STEP: all ranks SIGKILL themselves after that step, -1: never */
   long keep;   /* --keep K: checkpoints to keep, 0: all (only programs that delete) */
+  long step_ms; /* --step-ms MS: each step also sleeps that long, 0: not at all */
 } app_opts;
+
+/* --step-ms for app_step: time for a test to act while the program runs
+ * (kill a node, stop a rank) without changing what it computes */
+static long app_step_ms = 0;
 
 /* parse the command line; on an error rank 0 prints usage and 0 is returned */
 static inline int app_parse(int argc, char** argv, int rank, app_opts* o, int with_keep)
@@ -47,6 +54,7 @@ static inline int app_parse(int argc, char** argv, int rank, app_opts* o, int wi
   o->bytes = 4096;
   o->die_at = -1;
   o->keep = 0;
+  o->step_ms = 0;
   for (int i = 1; i < argc; i++) {
     long* dst = NULL;
     long min = 1;
@@ -59,6 +67,9 @@ static inline int app_parse(int argc, char** argv, int rank, app_opts* o, int wi
       dst = &o->bytes;
     } else if (strcmp(argv[i], "--die-at") == 0) {
       dst = &o->die_at;
+    } else if (strcmp(argv[i], "--step-ms") == 0) {
+      dst = &o->step_ms;
+      min = 0;
     } else if (with_keep && strcmp(argv[i], "--keep") == 0) {
       dst = &o->keep;
       min = 0;
@@ -69,12 +80,13 @@ static inline int app_parse(int argc, char** argv, int rank, app_opts* o, int wi
     }
     if (dst == NULL || end == NULL || *end != '\0' || end == argv[i] || *dst < min || *dst > 1000000000L) {
       if (rank == 0) {
-        fprintf(stderr, "usage: %s [--steps N] [--every K] [--bytes B] [--die-at STEP]%s\n",
+        fprintf(stderr, "usage: %s [--steps N] [--every K] [--bytes B] [--die-at STEP] [--step-ms MS]%s\n",
                 argv[0], with_keep ? " [--keep K]" : "");
       }
       return 0;
     }
   }
+  app_step_ms = o->step_ms;
   return 1;
 }
 
@@ -101,6 +113,10 @@ static inline void app_init_state(uint64_t* s, size_t n, int rank)
 /* one step of the "simulation": step is 1-based */
 static inline void app_step(uint64_t* s, size_t n, long step)
 {
+  if (app_step_ms > 0) {
+    struct timespec ts = {app_step_ms / 1000, (app_step_ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+  }
   uint64_t prev = s[n - 1];
   for (size_t i = 0; i < n; i++) {
     uint64_t cur = s[i];

@@ -131,6 +131,7 @@ static const scr_param_def table[] = {
 
   /* halt */
   RANGED("SCR_HALT_SECONDS", "0", G(HALT), YES, 0, BIG, "halt after a checkpoint when less than this many seconds remain in the allocation"),
+  RANGED("SCR_END_TIME", NULL, G(HALT), YES, 0, 253402300799LL, "when the allocation ends, in seconds since the epoch; scr_run sets it from the resource manager (Slurm); with SCR_HALT_SECONDS the job halts after a checkpoint that close to it"),
   SIMPLE("SCR_HALT_EXIT", T(BOOL), "0", G(HALT), YES, "SCR calls exit() itself when a halt condition holds (1 under libscr_preload.so)"),
   SIMPLE("SCR_HALT_ENABLED", T(BOOL), "1", G(HALT), YES, "0 reports halt conditions through SCR_Should_exit but never stops the job"),
 
@@ -161,8 +162,8 @@ static const scr_param_def table[] = {
   SIMPLE("SCR_NODELIST", T(STRING), NULL, G(LAUNCH), YES, "nodes of the allocation, in host list syntax; unset: those the launcher names (scr_cluster: all)"),
   RANGED("SCR_MIN_NODES", NULL, G(LAUNCH), YES, 1, BIG, "fewest healthy nodes an scr_run launch may use; unset: as many as the launcher names"),
   SIMPLE("SCR_EXCLUDE_NODES", T(STRING), NULL, G(LAUNCH), YES, "nodes scr_run must not use, in host list syntax (node[1-4,7])"),
-  RANGED("SCR_WATCHDOG_TIMEOUT", NULL, G(LAUNCH), NO, 1, BIG, "seconds a checkpoint write to cache may take before the job counts as hung"),
-  RANGED("SCR_WATCHDOG_TIMEOUT_PFS", NULL, G(LAUNCH), NO, 1, BIG, "same for writes to the parallel file system"),
+  RANGED("SCR_WATCHDOG_TIMEOUT", NULL, G(LAUNCH), YES, 0, BIG, "seconds a launch of scr_run may go without SCR activity (a checkpoint, a flush, a fetch) before it counts as hung and is ended; unset: 3600; 0: no watchdog"),
+  RANGED("SCR_WATCHDOG_TIMEOUT_PFS", NULL, G(LAUNCH), NO, 1, BIG, "LLNL SCR: seconds a write to the parallel file system may take before the job counts as hung"),
 
   /* preload */
   SIMPLE("SCR_PRELOAD_DRYRUN", T(BOOL), "0", G(PRELOAD), YES, "route nothing; print which opens would match which PRELOAD rule"),

@@ -44,6 +44,7 @@ struct scr_state {
   double checkpoint_overhead;
   double mtbf;                   /* SCR_MTBF in seconds, 0 unset: the Young/Daly interval */
   long long halt_seconds;
+  long long end_time;            /* SCR_END_TIME: the allocation's end (epoch seconds), 0: unknown */
   int halt_exit;
   int halt_enabled;
   int flush_on_restart;

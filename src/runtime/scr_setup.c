@@ -85,6 +85,7 @@ static int scr_setup_params(void)
     rc = SCR_ERR_CONFIG;
   }
   scr.halt_seconds = scr_setup_int("SCR_HALT_SECONDS", 0, &rc);
+  scr.end_time = scr_setup_int("SCR_END_TIME", 0, &rc);
   scr.halt_exit = scr_setup_bool("SCR_HALT_EXIT", 0, &rc);
   /* the table's default is for programs that can ask SCR_Should_exit */
   const char* halt_exit_origin = scr_param_origin("SCR_HALT_EXIT");
