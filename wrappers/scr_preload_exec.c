@@ -23,9 +23,11 @@
  *
  * execve may run in a vfork child (posix_spawn's, CPython's subprocess),
  * which shares the parent's memory while the parent waits: the new list is
- * made on the stack, never with malloc, up to EXEC_STACK_ENTRIES entries,
- * and a longer environment is passed as it is. */
+ * made on the stack, never with malloc, sized to what it holds (a thread
+ * with a small stack pays nothing when nothing is added), up to
+ * EXEC_STACK_ENTRIES entries; a longer environment is passed as it is. */
 #define EXEC_STACK_ENTRIES 4096
+#define EXEC_STACK_TEXT (4 * PATH_MAX + 65536)
 #define EXEC_PRELOAD_NAME "LD_PRELOAD="
 #define EXEC_PARENT_NAME SCR_PRELOAD_PARENT_VARIABLE "="
 
@@ -66,20 +68,36 @@ static int exec_preloads_us(const char* value)
   return 0;
 }
 
-/* The list to pass instead of envp, built in list (room for `room`
- * entries) and text (size bytes), or envp itself when nothing is to add */
-static char* const* exec_environment(char* const envp[], char** list, size_t room, char* text, size_t size)
+/* What the list passed as envp lacks (a first pass, nothing written): 0 when
+ * it is to be passed as it is; else its entries in *count and the bytes the
+ * added text needs in *text_size */
+static int exec_plan(char* const envp[], size_t* count, size_t* text_size)
 {
   const char* parent = getenv(SCR_PRELOAD_PARENT_VARIABLE);
-  if (!envp || envp == environ || !parent || !scr_preload_state_rules() || !exec_library[0]) return envp;
-  const char* their_parent = exec_find(envp, EXEC_PARENT_NAME);
+  if (!envp || envp == environ || !parent || !scr_preload_state_rules() || !exec_library[0]) return 0;
   const char* their_preload = exec_find(envp, EXEC_PRELOAD_NAME);
-  int add_parent = their_parent == NULL;
+  int add_parent = exec_find(envp, EXEC_PARENT_NAME) == NULL;
   int add_library = !their_preload || !exec_preloads_us(their_preload + strlen(EXEC_PRELOAD_NAME));
-  if (!add_parent && !add_library) return envp;
-  size_t count = 0;
-  while (envp[count]) count++;
-  if (count + 3 > room) return envp;
+  if (!add_parent && !add_library) return 0;
+  size_t n = 0;
+  while (envp[n]) n++;
+  size_t text = (add_library ? strlen(EXEC_PRELOAD_NAME) + (their_preload ? strlen(their_preload) : 0) + 1 +
+                                   strlen(exec_library) + 1
+                             : 0) +
+                (add_parent ? strlen(EXEC_PARENT_NAME) + strlen(parent) + 1 : 0);
+  if (n + 3 > EXEC_STACK_ENTRIES || text > EXEC_STACK_TEXT) return 0;
+  *count = n;
+  *text_size = text;
+  return 1;
+}
+
+/* the list exec_plan asked for, in list (count + 3 entries) and text */
+static char* const* exec_build(char* const envp[], size_t count, char** list, char* text, size_t size)
+{
+  const char* parent = getenv(SCR_PRELOAD_PARENT_VARIABLE);
+  const char* their_preload = exec_find(envp, EXEC_PRELOAD_NAME);
+  int add_parent = exec_find(envp, EXEC_PARENT_NAME) == NULL;
+  int add_library = !their_preload || !exec_preloads_us(their_preload + strlen(EXEC_PRELOAD_NAME));
   size_t used = 0, k = 0;
   for (size_t i = 0; i < count; i++)
     if (!(add_library && envp[i] == their_preload)) list[k++] = envp[i];
@@ -99,42 +117,46 @@ static char* const* exec_environment(char* const envp[], char** list, size_t roo
   return list;
 }
 
-/* the declarations every wrapper below begins with: the list and its text */
-#define EXEC_ROOM \
-  char* exec_list[EXEC_STACK_ENTRIES]; \
-  char exec_text[2 * PATH_MAX + 8192]
-#define EXEC_ENV(envp) exec_environment((envp), exec_list, EXEC_STACK_ENTRIES, exec_text, sizeof(exec_text))
+/* The first lines of every wrapper below: the list to pass (exec_envp) for
+ * envp, in arrays on the stack sized to what it needs (one byte each when
+ * nothing is added, the common case) */
+#define EXEC_ENVIRONMENT(envp) \
+  size_t exec_count = 0, exec_text_size = 0; \
+  int exec_add = exec_plan((envp), &exec_count, &exec_text_size); \
+  char* exec_list[exec_add ? exec_count + 3 : 1]; \
+  char exec_text[exec_add ? exec_text_size : 1]; \
+  char* const* exec_envp = exec_add ? exec_build((envp), exec_count, exec_list, exec_text, exec_text_size) : (envp)
 
 SCR_PRELOAD_API int execve(const char* path, char* const argv[], char* const envp[])
 {
-  EXEC_ROOM;
+  EXEC_ENVIRONMENT(envp);
   int (*real)(const char*, char* const*, char* const*) = SCR_REAL(execve);
   if (!real) return errno = ENOSYS, -1;
-  return real(path, argv, EXEC_ENV(envp));
+  return real(path, argv, exec_envp);
 }
 
 SCR_PRELOAD_API int execvpe(const char* file, char* const argv[], char* const envp[])
 {
-  EXEC_ROOM;
+  EXEC_ENVIRONMENT(envp);
   int (*real)(const char*, char* const*, char* const*) = SCR_REAL(execvpe);
   if (!real) return errno = ENOSYS, -1;
-  return real(file, argv, EXEC_ENV(envp));
+  return real(file, argv, exec_envp);
 }
 
 SCR_PRELOAD_API int fexecve(int fd, char* const argv[], char* const envp[])
 {
-  EXEC_ROOM;
+  EXEC_ENVIRONMENT(envp);
   int (*real)(int, char* const*, char* const*) = SCR_REAL(fexecve);
   if (!real) return errno = ENOSYS, -1;
-  return real(fd, argv, EXEC_ENV(envp));
+  return real(fd, argv, exec_envp);
 }
 
 SCR_PRELOAD_API int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags)
 {
-  EXEC_ROOM;
+  EXEC_ENVIRONMENT(envp);
   int (*real)(int, const char*, char* const*, char* const*, int) = SCR_REAL(execveat);
   if (!real) return errno = ENOSYS, -1;
-  return real(dirfd, path, argv, EXEC_ENV(envp), flags);
+  return real(dirfd, path, argv, exec_envp, flags);
 }
 
 /* glibc's execle calls its internal execve, which no interposer sees: the
@@ -160,19 +182,19 @@ SCR_PRELOAD_API int execle(const char* path, const char* arg, ...)
 SCR_PRELOAD_API int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
                                 const posix_spawnattr_t* attributes, char* const argv[], char* const envp[])
 {
-  EXEC_ROOM;
+  EXEC_ENVIRONMENT(envp);
   int (*real)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*, char* const*,
               char* const*) = SCR_REAL(posix_spawn);
   if (!real) return ENOSYS;
-  return real(pid, path, actions, attributes, argv, EXEC_ENV(envp));
+  return real(pid, path, actions, attributes, argv, exec_envp);
 }
 
 SCR_PRELOAD_API int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
                                  const posix_spawnattr_t* attributes, char* const argv[], char* const envp[])
 {
-  EXEC_ROOM;
+  EXEC_ENVIRONMENT(envp);
   int (*real)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*, char* const*,
               char* const*) = SCR_REAL(posix_spawnp);
   if (!real) return ENOSYS;
-  return real(pid, file, actions, attributes, argv, EXEC_ENV(envp));
+  return real(pid, file, actions, attributes, argv, exec_envp);
 }
