@@ -130,6 +130,9 @@ int SCR_Finalize(void)
       scr.stat_output_seconds += scr_log_seconds() - flush_start;
     }
     scr_flush_async_finalize();
+    /* exact when the job ends: during it, changes no reader would see were
+     * left for the next write (scr_flush_file.h); written only if it differs */
+    if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
     scr_event_log("FINALIZE", "datasets=%d checkpoints=%d", scr.dataset_id, scr.checkpoint_id);
     scr_cache_stop_reaper();
     scr_reddesc_finalize();

@@ -58,13 +58,18 @@ void scr_cache_pin(const int* ids, int count);
 
 /* collective: delete oldest datasets until fewer than SCR_CACHE_SIZE remain,
  * keeping `keep` (-1: none), datasets being flushed, output not yet flushed,
- * the newest complete checkpoint (the restart point) and the pinned ones */
+ * the newest complete checkpoint (the restart point) and the pinned ones.
+ * The filemap is not written: the caller's next write records it (see
+ * scr_cache.c for why that is safe) */
 int scr_cache_make_room(int keep);
 /* the same on this rank alone, without telling the others */
 int scr_cache_make_room_local(int keep);
 
-/* collective: the same down to SCR_CACHE_SIZE datasets, once a dataset completed */
+/* collective: the same down to SCR_CACHE_SIZE datasets, once a dataset
+ * completed; the filemap is written when a dataset left */
 int scr_cache_trim(void);
+/* the same on this rank alone: every rank evicts the same datasets */
+int scr_cache_trim_local(void);
 
 /* start / stop the background thread that empties the trash */
 void scr_cache_start_reaper(void);
