@@ -225,7 +225,7 @@ static void engine_complete(void)
       mine[AGREE_PROPOSAL + 2 * i + 1] = -proposal[i];
     }
   }
-  MPI_Allreduce(mine, all, AGREE_VALUES, MPI_LONG_LONG, MPI_MAX, scr.comm_world);
+  scr_mpi_allreduce(mine, all, AGREE_VALUES, MPI_LONG_LONG, MPI_MAX, scr.comm_world);
   int meet_all[ENGINE_MEET_VALUES];
   for (int i = 0; i < ENGINE_MEET_VALUES; i++) meet_all[i] = (int) all[i];
   int quiet = !meet_all[1] && meet_all[2] < 0 && !meet_all[3];
@@ -236,7 +236,7 @@ static void engine_complete(void)
   int id = scr.output_id;
   int fast = quiet && same && all[AGREE_ROOM] < 0 && all[AGREE_PACKED] <= -all[AGREE_ROOM];
   if (fast) {
-    /* every rank's name and numbers are the root's */
+    /* every rank proposed what the root would have broadcast */
     short_of_files = all[AGREE_SHORT] > 0;
     kept = all[AGREE_KEPT] > 0;
     scr_output_agree_known(-all[AGREE_PROPOSAL + 2 * 2 + 1]);
@@ -875,7 +875,7 @@ static int engine_barrier(MPI_Comm comm)
   pthread_mutex_lock(&scr_engine_lock);
   engine_meet_local(engine.barrier_rules && engine.active && engine.boundary <= SCR_PRELOAD_BOUNDARY_BARRIER, mine);
   pthread_mutex_unlock(&scr_engine_lock);
-  MPI_Allreduce(mine, all, ENGINE_MEET_VALUES, MPI_INT, MPI_MAX, engine_barrier_comm);
+  scr_mpi_allreduce(mine, all, ENGINE_MEET_VALUES, MPI_INT, MPI_MAX, engine_barrier_comm);
   if (all[0] || all[1] || all[2] >= 0 || all[3]) {
     pthread_mutex_lock(&scr_engine_lock);
     if (engine_meet_act(all)) engine_complete();

@@ -12,6 +12,7 @@
 #include "scr_log.h"
 #include "scr_path.h"
 #include "scr_preload_engine_impl.h"
+#include "scr_preload_hooks.h"
 
 /* a writable MAP_SHARED mapping of a file, as /proc/self/maps shows it */
 struct engine_mapping {
@@ -128,6 +129,9 @@ static int engine_mapping_unnamed(const struct engine_mapping* m)
 
 void scr_engine_mapped_watch(int id)
 {
+  /* no routed file was mapped shared and writable since the last look: none
+   * of this dataset's can be (its files were all opened after that look) */
+  if (!scr_preload_mapped_take()) return;
   size_t count = 0;
   struct engine_mapping* maps = engine_mappings(&count);
   /* An MPI library's shared memory segments are such mappings too, but

@@ -89,7 +89,11 @@ void scr_peers_gather_slots(int id, const char* mine, int bytes, int largest)
   memcpy(own, &length, SLOT_HEADER);
   if (bytes > 0) memcpy(own + SLOT_HEADER, mine, (size_t) bytes);
   memset(own + SLOT_HEADER + bytes, 0, slot - SLOT_HEADER - (size_t) bytes);
-  MPI_Allgather(send ? send : MPI_IN_PLACE, (int) slot, MPI_BYTE, slot_buf, (int) slot, MPI_BYTE, scr.comm_world);
+  /* waited for politely, as the completion's agreements are (scr_mpi_all_true) */
+  MPI_Request request;
+  MPI_Iallgather(send ? send : MPI_IN_PLACE, (int) slot, MPI_BYTE, slot_buf, (int) slot, MPI_BYTE, scr.comm_world,
+                 &request);
+  scr_mpi_wait_all(1, &request);
   free(send);
   for (int r = 0; r < scr.ranks; r++) {
     if (r == scr.rank) continue;

@@ -402,7 +402,7 @@ int SCR_Complete_output(int valid)
    * (the newest complete checkpoint is never evicted). */
   uint64_t counts[3] = { 0, 0, 0 }, totals[3] = { 0, 0, 0 }; /* invalid ranks, files, bytes */
   counts[0] = !scr_cache_complete_files(id, valid, &counts[1], &counts[2]);
-  MPI_Allreduce(counts, totals, 3, MPI_UINT64_T, MPI_SUM, scr.comm_world);
+  scr_mpi_allreduce(counts, totals, 3, MPI_UINT64_T, MPI_SUM, scr.comm_world);
   int all_valid = totals[0] == 0;
 
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
@@ -423,7 +423,7 @@ int SCR_Complete_output(int valid)
      * here, before every rank is known to have recorded it: only a failed
      * write of a filemap makes the count one too many */
     if (flags & SCR_FLAG_CHECKPOINT) outcome[2] = scr_halt_decide(1);
-    MPI_Allreduce(outcome, agreed, 3, MPI_INT, MPI_MAX, scr.comm_world);
+    scr_mpi_allreduce(outcome, agreed, 3, MPI_INT, MPI_MAX, scr.comm_world);
   }
   if (!all_valid || agreed[0]) {
     if (scr.rank == 0)
