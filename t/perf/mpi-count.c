@@ -13,11 +13,11 @@
  * globally, which is what is counted. */
 
 enum {
-  C_ALLREDUCE, C_IALLREDUCE, C_BCAST, C_BARRIER, C_ALLGATHER, C_ALLGATHERV, C_GATHER, C_GATHERV, C_REDUCE,
+  C_ALLREDUCE, C_IALLREDUCE, C_BCAST, C_BARRIER, C_ALLGATHER, C_IALLGATHER, C_ALLGATHERV, C_GATHER, C_GATHERV, C_REDUCE,
   C_ALLTOALL, C_SCAN, C_SEND, C_RECV, C_ISEND, C_IRECV, C_SENDRECV, C_COMM_SPLIT, C_COMM_DUP, C_COUNT
 };
 static const char* const names[C_COUNT] = {
-  "allreduce", "iallreduce", "bcast", "barrier", "allgather", "allgatherv", "gather", "gatherv", "reduce",
+  "allreduce", "iallreduce", "bcast", "barrier", "allgather", "iallgather", "allgatherv", "gather", "gatherv", "reduce",
   "alltoall", "scan", "send", "recv", "isend", "irecv", "sendrecv", "comm_split", "comm_dup"
 };
 static long counts[C_COUNT];
@@ -60,6 +60,14 @@ int MPI_Allgather(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_D
   NEXT(MPI_Allgather);
   counts[C_ALLGATHER]++;
   return next_fn(s, sn, st, r, rn, rt, c);
+}
+
+int MPI_Iallgather(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt, MPI_Comm c,
+                   MPI_Request* q)
+{
+  NEXT(MPI_Iallgather);
+  counts[C_IALLGATHER]++;
+  return next_fn(s, sn, st, r, rn, rt, c, q);
 }
 
 int MPI_Allgatherv(const void* s, int sn, MPI_Datatype st, void* r, const int* rn, const int* d, MPI_Datatype rt,
