@@ -540,6 +540,9 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
                  (flags & O_TMPFILE) != O_TMPFILE;
   if (!rule || t->directory || !scr.initialized) return -1;
   pthread_mutex_lock(&scr_engine_lock);
+  /* whatever comes of it (routed, redirected, passed): only such a
+   * descriptor can be mapped shared and writable */
+  scr_engine_mapped_may(flags);
   int fd = -1, dataset = -1;
   /* A new version of a file (O_CREAT|O_TRUNC, the common case) needs only
    * this rank's cached files; the copies of attached files on the prefix

@@ -135,6 +135,9 @@ void scr_pointers_pin_finish(int first);
 /* after dataset id completed: its files of this rank still mapped writable
  * and shared (/proc/self/maps) are watched as opened for update in place */
 void scr_engine_mapped_watch(int id);
+/* a routed file was opened with these flags (only O_RDWR matters: see
+ * scr_preload_engine_mapped.c) */
+void scr_engine_mapped_may(int flags);
 /* at a meeting point, before the in-place changes are counted: the watched
  * files no longer mapped end their update; all of them when last_point
  * names a point after which none may wait (a completion, MPI_Finalize) */

@@ -193,8 +193,4 @@ SCR_PRELOAD_API void scr_preload_hook_rewinddir(DIR* stream, void* dir);
  * closedir's result. */
 SCR_PRELOAD_API int scr_preload_hook_closedir(DIR* stream, void* dir, int* handled);
 
-/* 1 when a descriptor of a routed file was mapped shared and writable since
- * the last call (scr_preload_mmap.c), which clears the note */
-int scr_preload_mapped_take(void);
-
 #endif

@@ -57,9 +57,6 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
   X(__open64_2, "__open64_2", NULL, int, (const char*, int)) \
   X(__openat_2, "__openat_2", NULL, int, (int, const char*, int)) \
   X(__openat64_2, "__openat64_2", NULL, int, (int, const char*, int)) \
-  /* mapping: noted, for the completion's look for files still mapped */ \
-  X(mmap, "mmap", NULL, void*, (void*, size_t, int, int, int, off_t)) \
-  X(mmap64, "mmap64", NULL, void*, (void*, size_t, int, int, int, off64_t)) \
   /* glibc's fopen does not go through the open symbol */ \
   X(fopen, "fopen", SCR_PRELOAD_LIBIO_VERSION, FILE*, (const char*, const char*)) \
   X(fopen64, "fopen64", NULL, FILE*, (const char*, const char*)) \
