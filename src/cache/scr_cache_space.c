@@ -101,7 +101,7 @@ int scr_cache_dataset_bypassed(int id)
   return bypass != 0;
 }
 
-void scr_cache_predict_next(int id)
+int scr_cache_predict_node(int id)
 {
   uint64_t data = 0, red = 0;
   if (id >= 0 && scr_filemap_get_dataset(scr.filemap, id)) {
@@ -126,21 +126,42 @@ void scr_cache_predict_next(int id)
     node_avail = scr_cache_space_free();
   }
   int full = node[0] > 0 && node[0] > node_avail + node[1];
-  /* one decision for the whole job: a dataset bypasses on every rank or on
-   * none, so its flush and redundancy stay collective */
-  int any = 0;
-  MPI_Allreduce(&full, &any, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  if (full) {
+    scr_dbg(1, "cache on %s: %llu bytes needed, %llu free", scr.hostname, node[0], node_avail + node[1]);
+    scr.cache_full_need = node[0];
+    scr.cache_full_free = node_avail + node[1];
+    scr.cache_full_evicting = node[1] != 0;
+  }
+  return full;
+}
+
+void scr_cache_predict_agreed(int full, int any)
+{
   if (any && !scr.cache_full && !scr.cache_bypass) {
     /* rank 0 says it once per run, with its own node's numbers (or the
      * first node's that is full, at debug level 1, per change) */
     static int warned = 0;
-    if (scr.rank == 0 && !warned)
-      scr_warn("the cache %s cannot hold the next dataset on %s (about %llu bytes needed, %llu free%s): datasets "
-               "are written to the prefix directory %s instead while the cache is too small (said once per run)",
-               scr.cache_dir, full ? scr.hostname : "some node", node[0], node_avail + node[1],
-               node[1] ? " once older datasets are evicted" : "", scr.prefix);
+    if (scr.rank == 0 && !warned) {
+      if (full)
+        scr_warn("the cache %s cannot hold the next dataset on %s (about %llu bytes needed, %llu free%s): "
+                 "datasets are written to the prefix directory %s instead while the cache is too small (said "
+                 "once per run)", scr.cache_dir, scr.hostname, scr.cache_full_need, scr.cache_full_free,
+                 scr.cache_full_evicting ? " once older datasets are evicted" : "", scr.prefix);
+      else
+        scr_warn("the cache %s cannot hold the next dataset on some node: datasets are written to the "
+                 "prefix directory %s instead while the cache is too small (said once per run)",
+                 scr.cache_dir, scr.prefix);
+    }
     warned = 1;
   }
-  if (full) scr_dbg(1, "cache on %s: %llu bytes needed, %llu free", scr.hostname, node[0], node_avail + node[1]);
   scr.cache_full = any;
+}
+
+void scr_cache_predict_next(int id)
+{
+  /* one decision for the whole job: a dataset bypasses on every rank or on
+   * none, so its flush and redundancy stay collective */
+  int full = scr_cache_predict_node(id), any = 0;
+  MPI_Allreduce(&full, &any, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  scr_cache_predict_agreed(full, any);
 }
