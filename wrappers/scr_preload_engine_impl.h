@@ -138,6 +138,11 @@ void scr_pointers_closed(const struct scr_engine_file* f);
 /* collective: the datasets holding the newest copy of each pointer file are
  * pinned in cache (scr_cache_pin) */
 void scr_pointers_pin(void);
+/* this rank's attached files whose copy in cache or on the prefix directory
+ * fails its CRC32 made again from the other copy, or removed when both do;
+ * every rank calls it before scr_pointers_pin, whose agreement then orders
+ * the repairs before any rank reads a copy */
+void scr_pointers_verify(void);
 
 /* ---- files written through a mapping (scr_preload_engine_mapped.c), lock held */
 

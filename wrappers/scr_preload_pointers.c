@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <mpi.h>
 #include "scr.h"
 #include "scr_error.h"
@@ -61,6 +62,72 @@ void scr_pointers_closed(const struct scr_engine_file* f)
   free(store);
   if (scr_flush_is_flushed(f->dataset) && scr_io_copy_file(f->cache, f->orig, 0755, NULL, NULL) != SCR_SUCCESS)
     scr_err("cannot copy %s to the prefix directory: %s", f->orig, strerror(errno));
+}
+
+/* 1 when path holds size bytes with CRC32 crc */
+static int pointers_copy_good(const char* path, uint64_t size, uint32_t crc)
+{
+  uint32_t got = 0;
+  uint64_t length = 0;
+  return scr_io_crc32_file(path, &got, &length) == SCR_SUCCESS && length == size && got == crc;
+}
+
+void scr_pointers_verify(void)
+{
+  /* An attached file has two copies: in this rank's cache, which it reads,
+   * and on the prefix directory, which every other rank reads. Each is the
+   * other's redundancy: one whose bytes fail the CRC32 recorded when the
+   * file was closed is made again from the other. When both fail, neither
+   * may be read: the file goes, and the program sees the copy attached to an
+   * older checkpoint, which stays pinned in cache. */
+  int changed = 0;
+  for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); d; d = scr_kvtree_next(d)) {
+    int id = (int) scr_kvtree_elem_key_int(d);
+    scr_kvtree* dset = scr_kvtree_elem_tree(d);
+    if (!scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
+    scr_kvtree* attached = scr_kvtree_get(scr_kvtree_get_kv_int(dset, "RANK", scr.rank), "ATTACHED");
+    for (scr_kvtree_elem* e = scr_kvtree_first(attached); e;) {
+      scr_kvtree_elem* next = scr_kvtree_next(e);
+      const char* cache = scr_kvtree_elem_key(e);
+      scr_kvtree* meta = scr_kvtree_elem_tree(e);
+      const char* relpath = scr_kvtree_get_val(meta, "RELPATH");
+      const char* crc_text = scr_kvtree_get_val(meta, "CRC");
+      uint64_t size = 0;
+      /* still open when the job ended: never complete, nothing to check */
+      if (!relpath || !crc_text || scr_kvtree_get_uint64(meta, "SIZE", &size) != SCR_SUCCESS) {
+        e = next;
+        continue;
+      }
+      uint32_t crc = (uint32_t) strtoul(crc_text, NULL, 16);
+      char* store = scr_cache_attached_store(id, relpath);
+      int cache_good = pointers_copy_good(cache, size, crc);
+      int store_good = store && pointers_copy_good(store, size, crc);
+      if (cache_good && !store_good && store) {
+        scr_warn("dataset %d: copy %s of attached file %s is missing or fails its CRC32 check: copied again "
+                 "from cache", id, store, scr_kvtree_get_val(meta, "ORIG"));
+        if (scr_io_copy_file(cache, store, 0700, NULL, NULL) != SCR_SUCCESS)
+          scr_err("cannot copy %s to %s: %s", cache, store, strerror(errno));
+      } else if (!cache_good && store_good) {
+        scr_warn("dataset %d: cached attached file %s fails its CRC32 check: copied again from %s", id, cache,
+                 store);
+        if (scr_io_copy_file(store, cache, 0700, NULL, NULL) != SCR_SUCCESS)
+          scr_err("cannot copy %s to %s: %s", store, cache, strerror(errno));
+      } else if (!cache_good) {
+        scr_warn("dataset %d: both copies of attached file %s (%s, %s) fail their CRC32 check: it is removed, "
+                 "the one attached to an older checkpoint is seen instead", id, scr_kvtree_get_val(meta, "ORIG"),
+                 cache, store ? store : "none");
+        unlink(cache);
+        if (store) unlink(store);
+        char* key = strdup(cache); /* the entry owns cache */
+        if (key) scr_kvtree_unset(attached, key);
+        free(key);
+        changed = 1;
+      }
+      free(store);
+      e = next;
+    }
+  }
+  if (changed) scr_cache_save_filemap();
 }
 
 /* ---- pinning */
