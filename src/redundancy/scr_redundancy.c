@@ -400,10 +400,15 @@ int scr_redundancy_rename(int id, const struct scr_reddesc* d)
 }
 
 /* a CRC32 into the filemap for each of this rank's files of dataset id that
- * has none; 0 when a file cannot be read */
+ * has none; 0 when a file cannot be read. Not for a dataset that bypassed
+ * the cache: its files are on the prefix directory already, and its flush,
+ * which follows at once, reads them for their CRC32 anyway */
 static int scr_redundancy_record_crcs(int id)
 {
   int ok = 1;
+  long long bypass = 0;
+  scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), "BYPASS", &bypass);
+  if (bypass) return 1;
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
        e = scr_kvtree_next(e)) {
     scr_kvtree* meta = scr_kvtree_elem_tree(e);
