@@ -50,6 +50,18 @@ test_expect_success 'SCR_FAULT_CORRUPT between completion and flush: the flush f
   check_pfs_file 2 1 $bytes && ! test -e '$PREFIX/ckpt.3/rank_1.dat'
 "
 
+# the same in the background: the node's scr_transfer checks the bytes
+# before its copy takes the file's name
+test_expect_success 'SCR_FLUSH_ASYNC=1: a flipped byte found by the background copy: not flushed, ckpt.2 stays current' "
+  fresh && SCR_FLUSH_ASYNC=1 SCR_COPY_TYPE=SINGLE SCR_FLUSH=2 SCR_FAULT_CORRUPT='encoded:4@1:*/ckpt.4/rank_1.dat' \
+    scr_app 2 --steps 4 --bytes $bytes >out 2>err;
+  expect_grep 'SCR FAULT: rank 1: corrupted' err &&
+  expect_grep 'asynchronous flush of dataset 4: .*ckpt.4/rank_1.dat: CRC32 of the cached file is .* the cached copy is corrupt' err &&
+  expect_grep 'dataset 4 (ckpt.4) was not flushed' err &&
+  scr_index --prefix '$PREFIX' --list >list && grep 'ckpt.2' list | grep -q '\\*' &&
+  ! test -e '$PREFIX/ckpt.4/rank_1.dat' && check_pfs_file 2 1 $bytes
+"
+
 test_expect_success 'scr_scavenge of a cached checkpoint with a flipped byte: not copied, the older one is' "
   fresh && SCR_FLUSH=0 SCR_COPY_TYPE=SINGLE SCR_CACHE_SIZE=2 scr_app 2 --steps 3 --bytes $bytes >out 2>err &&
   f=\$(cached_file 3 1) && test -n \"\$f\" && flip \"\$f\" &&

@@ -375,6 +375,13 @@ int scr_io_copy_file_expecting(const char* src, const char* dst, mode_t parent_m
   return scr_io_copy_file_checked(src, dst, parent_mode, &expect, crc, size, NULL, NULL);
 }
 
+int scr_io_copy_file_paced_expecting(const char* src, const char* dst, mode_t parent_mode, const uint32_t* expect,
+                                     uint32_t* crc, uint64_t* size, int (*pace)(uint64_t copied, void* arg),
+                                     void* arg)
+{
+  return scr_io_copy_file_checked(src, dst, parent_mode, expect, crc, size, pace, arg);
+}
+
 static int scr_io_copy_file_checked(const char* src, const char* dst, mode_t parent_mode, const uint32_t* expect,
                                     uint32_t* crc, uint64_t* size, int (*pace)(uint64_t copied, void* arg),
                                     void* arg)
