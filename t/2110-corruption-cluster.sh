@@ -124,6 +124,18 @@ if test -f "$preload"; then
     { expect_grep 'both copies of attached file' ab.again.err &&
       test \"\$(grep -c ' ok\$' $TRASH/ab.again)\" = 16 && same_pointers || { fileops_show ab.again; false; }; }
   "
+  # the writer's filemap, with the CRC32 of its pointer, went with its node:
+  # the record beside the copies on the prefix directory tells
+  test_expect_success 'preload: the writer s node lost and the prefix copy of its newest pointer damaged: the older pointer is read' "
+    cluster_fresh \"\$h5_rules\" &&
+    ! fileops_pre al.die mkdir@0:d \$(write_step 2) \$(write_step 4) die:- &&
+    cluster_renew node0 &&
+    for f in $PREFIX/.scr/attached.*/d/LATEST; do :; done &&
+    s=\$(stat -c %s \"\$f\") && printf X | dd of=\"\$f\" bs=1 seek=\$((s / 2)) conv=notrunc 2>/dev/null &&
+    fileops_pre al.again copy@all:d/LATEST=got.%d read@all:d/2/r%d.h5 &&
+    { expect_grep 'fails its CRC32 check and no rank holds it in cache' al.again.err &&
+      test \"\$(grep -c ' ok\$' $TRASH/al.again)\" = 16 && same_pointers || { fileops_show al.again; false; }; }
+  "
 else
   test_skip "preload: pointer file copies" "no $preload"
 fi
