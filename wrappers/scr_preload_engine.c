@@ -873,6 +873,7 @@ static int engine_init(void)
   /* again: files rebuilt since came back under the names they were encoded with */
   scr_engine_rename_recover();
   scr_peers_gather_cached();
+  scr_pointers_verify();
   scr_pointers_pin();
   pthread_mutex_unlock(&scr_engine_lock);
   scr_preload_hooks_virtual_directories(1);

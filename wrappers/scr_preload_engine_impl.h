@@ -143,6 +143,11 @@ void scr_pointers_pin(void);
  * local; then, collective, with the maximum over ranks of that */
 int scr_pointers_pin_local(void);
 void scr_pointers_pin_finish(int first);
+/* this rank's attached files whose copy in cache or on the prefix directory
+ * fails its CRC32 made again from the other copy, or removed when both do;
+ * every rank calls it before scr_pointers_pin, whose agreement then orders
+ * the repairs before any rank reads a copy */
+void scr_pointers_verify(void);
 
 /* ---- files written through a mapping (scr_preload_engine_mapped.c), lock held */
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <mpi.h>
 #include "scr.h"
 #include "scr_error.h"
@@ -20,6 +21,39 @@
 #include "scr_flush.h"
 #include "scr_preload_engine_impl.h"
 #include "scr_prefix_dir.h"
+
+/* <prefix>/.scr/attached.<id>/.scr_crc: FILE/<relpath>/{SIZE, CRC} of each
+ * copy there, as its writer made it. The writer's filemap knows them too,
+ * but not after its node was lost, when the other ranks still read the
+ * copies: rank 0 then checks them with this (scr_pointers_verify). Updated
+ * under <prefix>/.scr/pointers.lock, as several ranks may write pointers. */
+#define POINTERS_RECORD SCR_PREFIX_DIR_ATTACHED_RECORD
+#define POINTERS_LOCK "pointers.lock"
+
+/* the copy of relpath (dataset id) on the prefix directory has size bytes
+ * with CRC32 crc. Written after the copy: a crash between the two leaves a
+ * record that does not match, and the copy is then dropped, never read. */
+static void pointers_record(int id, const char* relpath, uint64_t size, uint32_t crc)
+{
+  char* path = scr_prefix_dir_attached(scr.prefix, id, POINTERS_RECORD);
+  int fd = -1;
+  if (!path || scr_prefix_dir_lock(scr.prefix, POINTERS_LOCK, &fd) != SCR_SUCCESS) {
+    free(path);
+    return;
+  }
+  scr_kvtree* record = scr_kvtree_new();
+  /* one that cannot be read is made anew: it only ever guards against damage */
+  if (scr_kvtree_read_file_if_exists(path, record) != SCR_SUCCESS) scr_kvtree_clear(record);
+  scr_kvtree* f = scr_kvtree_add_kv(record, "FILE", relpath);
+  scr_kvtree_set_kv_uint64(f, "SIZE", size);
+  scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
+  if (scr_kvtree_write_file(path, record) != SCR_SUCCESS)
+    scr_warn("cannot record the CRC32 of %s in %s: its damage would go unseen if its writer's node were lost",
+             relpath, path);
+  scr_kvtree_delete(&record);
+  scr_prefix_dir_unlock(fd);
+  free(path);
+}
 
 int scr_pointers_attach(int dataset, const char* orig, const char* relpath, char* cache, size_t length)
 {
@@ -58,9 +92,118 @@ void scr_pointers_closed(const struct scr_engine_file* f)
   if (!store || scr_io_copy_file(f->cache, store, 0700, NULL, NULL) != SCR_SUCCESS)
     scr_err("cannot keep a copy of %s in %s: a restart on another node will not see it", f->orig,
             store ? store : "the prefix directory");
+  else
+    pointers_record(f->dataset, f->relpath, size, crc);
   free(store);
   if (scr_flush_is_flushed(f->dataset) && scr_io_copy_file(f->cache, f->orig, 0777, NULL, NULL) != SCR_SUCCESS)
     scr_err("cannot copy %s to the prefix directory: %s", f->orig, strerror(errno));
+}
+
+/* 1 when path holds size bytes with CRC32 crc */
+static int pointers_copy_good(const char* path, uint64_t size, uint32_t crc)
+{
+  uint32_t got = 0;
+  uint64_t length = 0;
+  return scr_io_crc32_file(path, &got, &length) == SCR_SUCCESS && length == size && got == crc;
+}
+
+/* rank 0: the copies on the prefix directory of the attached files of each
+ * complete cached dataset that fail the CRC32 recorded beside them go, so
+ * that no rank reads them: the program sees the pointer attached to an older
+ * checkpoint instead */
+static void pointers_verify_orphans(void)
+{
+  for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); d; d = scr_kvtree_next(d)) {
+    int id = (int) scr_kvtree_elem_key_int(d);
+    if (!scr_dataset_is_complete(scr_kvtree_get(scr_kvtree_elem_tree(d), "DSETDESC"))) continue;
+    char* path = scr_prefix_dir_attached(scr.prefix, id, POINTERS_RECORD);
+    struct stat st;
+    scr_kvtree* record = scr_kvtree_new();
+    if (path && lstat(path, &st) == 0 && scr_kvtree_read_file(path, record) == SCR_SUCCESS) {
+      for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(record, "FILE")); e; e = scr_kvtree_next(e)) {
+        const char* relpath = scr_kvtree_elem_key(e);
+        const char* crc = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "CRC");
+        uint64_t size = 0;
+        /* the record lies on a shared file system: it names nothing outside */
+        if (!scr_path_is_safe_relative(relpath) || !crc ||
+            scr_kvtree_get_uint64(scr_kvtree_elem_tree(e), "SIZE", &size) != SCR_SUCCESS)
+          continue;
+        char* store = scr_cache_attached_store(id, relpath);
+        if (store && lstat(store, &st) == 0 && S_ISREG(st.st_mode) &&
+            !pointers_copy_good(store, size, (uint32_t) strtoul(crc, NULL, 16))) {
+          scr_warn("dataset %d: copy %s of attached file %s fails its CRC32 check and no rank holds it in cache: "
+                   "it is removed, the one attached to an older checkpoint is seen instead", id, store, relpath);
+          unlink(store);
+        }
+        free(store);
+      }
+    }
+    scr_kvtree_delete(&record);
+    free(path);
+  }
+}
+
+void scr_pointers_verify(void)
+{
+  /* An attached file has two copies: in this rank's cache, which it reads,
+   * and on the prefix directory, which every other rank reads. Each is the
+   * other's redundancy: one whose bytes fail the CRC32 recorded when the
+   * file was closed is made again from the other. When both fail, neither
+   * may be read: the file goes, and the program sees the copy attached to an
+   * older checkpoint, which stays pinned in cache. */
+  int changed = 0;
+  for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); d; d = scr_kvtree_next(d)) {
+    int id = (int) scr_kvtree_elem_key_int(d);
+    scr_kvtree* dset = scr_kvtree_elem_tree(d);
+    if (!scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
+    scr_kvtree* attached = scr_kvtree_get(scr_kvtree_get_kv_int(dset, "RANK", scr.rank), "ATTACHED");
+    for (scr_kvtree_elem* e = scr_kvtree_first(attached); e;) {
+      scr_kvtree_elem* next = scr_kvtree_next(e);
+      const char* cache = scr_kvtree_elem_key(e);
+      scr_kvtree* meta = scr_kvtree_elem_tree(e);
+      const char* relpath = scr_kvtree_get_val(meta, "RELPATH");
+      const char* crc_text = scr_kvtree_get_val(meta, "CRC");
+      uint64_t size = 0;
+      /* still open when the job ended: never complete, nothing to check */
+      if (!relpath || !crc_text || scr_kvtree_get_uint64(meta, "SIZE", &size) != SCR_SUCCESS) {
+        e = next;
+        continue;
+      }
+      uint32_t crc = (uint32_t) strtoul(crc_text, NULL, 16);
+      char* store = scr_cache_attached_store(id, relpath);
+      int cache_good = pointers_copy_good(cache, size, crc);
+      int store_good = store && pointers_copy_good(store, size, crc);
+      if (cache_good && !store_good && store) {
+        scr_warn("dataset %d: copy %s of attached file %s is missing or fails its CRC32 check: copied again "
+                 "from cache", id, store, scr_kvtree_get_val(meta, "ORIG"));
+        if (scr_io_copy_file(cache, store, 0700, NULL, NULL) != SCR_SUCCESS)
+          scr_err("cannot copy %s to %s: %s", cache, store, strerror(errno));
+      } else if (!cache_good && store_good) {
+        scr_warn("dataset %d: cached attached file %s fails its CRC32 check: copied again from %s", id, cache,
+                 store);
+        if (scr_io_copy_file(store, cache, 0700, NULL, NULL) != SCR_SUCCESS)
+          scr_err("cannot copy %s to %s: %s", store, cache, strerror(errno));
+      } else if (!cache_good) {
+        scr_warn("dataset %d: both copies of attached file %s (%s, %s) fail their CRC32 check: it is removed, "
+                 "the one attached to an older checkpoint is seen instead", id, scr_kvtree_get_val(meta, "ORIG"),
+                 cache, store ? store : "none");
+        unlink(cache);
+        if (store) unlink(store);
+        char* key = strdup(cache); /* the entry owns cache */
+        if (key) scr_kvtree_unset(attached, key);
+        free(key);
+        changed = 1;
+      }
+      free(store);
+      e = next;
+    }
+  }
+  if (changed) scr_cache_save_filemap();
+
+  /* what no rank holds in cache (its writer's node was lost) only the record
+   * on the prefix directory can check, once every writer repaired its own */
+  MPI_Barrier(scr.comm_world);
+  if (scr.rank == 0) pointers_verify_orphans();
 }
 
 /* ---- pinning */
@@ -80,6 +223,7 @@ static void pointers_note_store(scr_kvtree* newest, int id, const char* dir, con
   DIR* d = opendir(dir);
   for (struct dirent* e = d ? readdir(d) : NULL; e; e = readdir(d)) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (!below && strcmp(e->d_name, POINTERS_RECORD) == 0) continue; /* SCR's, no pointer */
     char* path = scr_path_join(dir, e->d_name);
     char* relpath = below ? scr_path_join(below, e->d_name) : strdup(e->d_name);
     struct stat st;

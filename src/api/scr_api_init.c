@@ -74,6 +74,9 @@ int SCR_Init(void)
   MPI_Comm_size(scr.comm_node, &scr.node_ranks);
 
   if (scr_setup_directories() != SCR_SUCCESS) scr_init_fail();
+  /* where SCR_FAULT_CORRUPT, a test's hook, finds the files it damages */
+  const char* fault_roots[] = { scr.cache_dir, scr.prefix_scr };
+  scr_fault_set_roots(fault_roots, 2);
   scr_event_log_init();
   /* a run of the job begins: scr_log(1) draws a row from here to FINALIZE,
    * or marks the run failed when FINALIZE never comes */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "scr.h"
 #include "scr_error.h"
+#include "scr_fault.h"
 #include "scr_log.h"
 #include "scr_interval.h"
 #include "scr_path.h"
@@ -476,6 +477,7 @@ int SCR_Complete_output(int valid)
   scr.in_output = 0;
 
   int rc = SCR_SUCCESS;
+  scr_fault_point("encoded"); /* complete and protected in cache, not yet flushed */
   double flush_start = scr_log_seconds();
   /* a checkpoint may go in the background; output is on the prefix directory
    * when SCR_Complete_output returns, as its return value says */

@@ -459,6 +459,13 @@ static void scr_cache_delete_attached_store(int id, scr_kvtree* dset, scr_kvtree
     if (store && unlink(store) == 0) scr_cache_prune_dirs(store, top);
     free(store);
   }
+  /* the record of their CRC32s goes with them (a rank that held none leaves
+   * it), and with it the directory once empty */
+  if (scr_kvtree_size(scr_kvtree_get(mine, "ATTACHED")) > 0) {
+    char* record = scr_prefix_dir_attached(scr.prefix, id, SCR_PREFIX_DIR_ATTACHED_RECORD);
+    if (record && unlink(record) == 0) rmdir(top);
+    free(record);
+  }
   free(top);
 }
 
