@@ -102,4 +102,12 @@ test_expect_success 'the same, killed once step 4 completed again, before its re
   same_result rc.again rref.out
 "
 
+# the pin moves on at the barrier after each rename: no more in cache than
+# SCR_CACHE_SIZE says once the program renamed its newest checkpoint
+test_expect_success 'renaming every checkpoint into place: SCR_CACHE_SIZE=1 leaves one checkpoint in cache' "
+  rename_fresh one1 && rename_run one1 one1.out && same_result one1.out rref.out &&
+  ls -d \$SCR_CACHE_BASE/*/*/scr.dataset.* >one1.ls &&
+  { test \$(wc -l <one1.ls) = 1 || { cat one1.ls; false; }; }
+"
+
 test_done

@@ -182,6 +182,9 @@ void scr_pointers_renamed_agreed(int newest, int may_move)
   renamed_agreed = newest;
   if (!may_move || newest == renamed_pinned) return;
   renamed_pin(newest);
+  /* what the old pin kept beyond SCR_CACHE_SIZE goes now, every rank being
+   * here, rather than at the next dataset's start (or never, at the end) */
+  scr_cache_trim();
   /* the last completion predicted the next dataset's room with the pin
    * where it was: only ever less than there is now, so only a cache it
    * found too small is looked at again (every rank agreed on that) */
