@@ -94,7 +94,22 @@ static void pointers_note_store(scr_kvtree* newest, int id, const char* dir, con
   if (d) closedir(d);
 }
 
-void scr_pointers_pin(void)
+/* newest[relpath] = newest dataset holding it, between scr_pointers_pin_local
+ * and scr_pointers_pin_finish */
+static scr_kvtree* pin_newest = NULL;
+
+/* the newest in pin_newest below `below` (-1: any), or -1 */
+static int pointers_candidate(int below)
+{
+  int local = -1;
+  for (scr_kvtree_elem* e = scr_kvtree_first(pin_newest); e; e = scr_kvtree_next(e)) {
+    int candidate = atoi(scr_kvtree_elem_val(e) ? scr_kvtree_elem_val(e) : "-1");
+    if (candidate > local && (below < 0 || candidate < below)) local = candidate;
+  }
+  return local;
+}
+
+int scr_pointers_pin_local(void)
 {
   /* The program finds its checkpoint through the newest copy of each pointer
    * file, and reads the checkpoint that copy was attached to: those stay,
@@ -102,7 +117,9 @@ void scr_pointers_pin(void)
    * writer's filemap knows them; after its node was lost only the copies
    * on the prefix directory do (read by rank 0: a listing per cached
    * dataset, each with a file or two). */
-  scr_kvtree* newest = scr_kvtree_new();
+  scr_kvtree_delete(&pin_newest);
+  pin_newest = scr_kvtree_new();
+  scr_kvtree* newest = pin_newest;
   for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); newest && d;
        d = scr_kvtree_next(d)) {
     int id = (int) scr_kvtree_elem_key_int(d);
@@ -118,22 +135,30 @@ void scr_pointers_pin(void)
       free(store);
     }
   }
-  /* the union over ranks, newest first, one agreement per pinned dataset */
+  return pointers_candidate(-1);
+}
+
+void scr_pointers_pin_finish(int first)
+{
+  /* the union over ranks, newest first, one agreement per pinned dataset
+   * after the first, which the caller agreed on */
   int pins[SCR_CACHE_PINS_MAX], count = 0;
-  for (int below = -1; count < SCR_CACHE_PINS_MAX;) {
-    int local = -1, id = -1;
-    for (scr_kvtree_elem* e = scr_kvtree_first(newest); e; e = scr_kvtree_next(e)) {
-      int candidate = atoi(scr_kvtree_elem_val(e) ? scr_kvtree_elem_val(e) : "-1");
-      if (candidate > local && (below < 0 || candidate < below)) local = candidate;
-    }
-    MPI_Allreduce(&local, &id, 1, MPI_INT, MPI_MAX, scr.comm_world);
-    if (id < 0) break;
+  for (int id = first; id >= 0 && count < SCR_CACHE_PINS_MAX;) {
     pins[count++] = id;
-    below = id;
+    if (count == SCR_CACHE_PINS_MAX) break;
+    int local = pointers_candidate(id);
+    MPI_Allreduce(&local, &id, 1, MPI_INT, MPI_MAX, scr.comm_world);
   }
-  scr_kvtree_delete(&newest);
+  scr_kvtree_delete(&pin_newest);
   scr_cache_pin(SCR_CACHE_PIN_POINTERS, pins, count);
   if (count) scr_dbg(2, "preload: %d dataset(s) pinned in cache for pointer files, newest %d", count, pins[0]);
+}
+
+void scr_pointers_pin(void)
+{
+  int local = scr_pointers_pin_local(), first = -1;
+  MPI_Allreduce(&local, &first, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  scr_pointers_pin_finish(first);
 }
 
 /* ---- checkpoints renamed into place. A program that writes each

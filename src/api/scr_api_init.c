@@ -155,6 +155,9 @@ int SCR_Finalize(void)
     }
     scr_flush_async_finalize();
     scr_api_interval_advice();
+    /* exact when the job ends: during it, changes no reader would see were
+     * left for the next write (scr_flush_file.h); written only if it differs */
+    if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
     scr_event_log("FINALIZE", "datasets=%d checkpoints=%d seconds=%.3f", scr.dataset_id, scr.checkpoint_id,
                   scr_log_seconds() - scr.time_init);
     scr_cache_stop_reaper();

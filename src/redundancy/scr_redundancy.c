@@ -399,7 +399,7 @@ int scr_redundancy_rename(int id, const struct scr_reddesc* d)
   return ok ? SCR_SUCCESS : SCR_ERR_IO;
 }
 
-int scr_redundancy_apply(int id, const struct scr_reddesc* d)
+int scr_redundancy_apply_unsaved(int id, const struct scr_reddesc* d)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   /* a bypass dataset is on the prefix directory, which is what redundancy
@@ -421,6 +421,12 @@ int scr_redundancy_apply(int id, const struct scr_reddesc* d)
     scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH);
     scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_ALIAS);
   }
+  return ok;
+}
+
+int scr_redundancy_apply(int id, const struct scr_reddesc* d)
+{
+  int ok = scr_redundancy_apply_unsaved(id, d);
   ok = scr_mpi_all_true(ok && scr_cache_save_filemap() == SCR_SUCCESS, scr.comm_world);
   if (!ok && scr.rank == 0)
     scr_err("applying %s redundancy to dataset %d failed: the dataset is not protected",
