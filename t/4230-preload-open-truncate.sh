@@ -154,7 +154,7 @@ PRELOAD=nodir/latest' &&
 # (built here without instrumentation, the program cannot take an
 # instrumented preload: glibc's locale lock deadlocks in MPI_Init)
 h5flags=$(pkg-config --cflags --libs hdf5 2>/dev/null)
-if ldd "$preload" 2>/dev/null | grep -q libasan; then
+if ldd "$preload_lib" 2>/dev/null | grep -q libasan; then
   test_skip "HDF5 family driver" "sanitizer build"
 elif [ -n "$h5flags" ] && command -v mpicc >/dev/null; then
   # the program: mkdir, H5Fcreate of a family of 2 KiB members, a dataset of
