@@ -48,7 +48,7 @@ static void* thread_own(void* arg)
 
 static void test_table(void)
 {
-  is_int(SCR_PRELOAD_REAL_COUNT, 121, "the table declares every wrapped function");
+  is_int(SCR_PRELOAD_REAL_COUNT, 132, "the table declares every wrapped function");
   is_str(scr_preload_real_name(SCR_PRELOAD_REAL_INDEX_open), "open", "name column");
   is_str(scr_preload_real_symbol(SCR_PRELOAD_REAL_INDEX_MPI_Init), "PMPI_Init", "MPI entries use the profiling name");
   is_str(scr_preload_real_version(SCR_PRELOAD_REAL_INDEX_stat), "GLIBC_2.33", "stat asks for the 2.33 symbol");
