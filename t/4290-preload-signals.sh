@@ -5,7 +5,9 @@
 # checkpoint files, or allocates memory, must never wait for a lock its own
 # thread holds. The layer's work is not async-signal-safe, so a handler's
 # calls go to libc (inside the library's guard), and the program still sees
-# its own handlers. One rank.
+# its own handlers. One rank. (ThreadSanitizer does not intercept sigset,
+# whose glibc version then sets what its own sigaction does not know: under
+# it the probe's sigset line is not checked.)
 . "$top_srcdir/t/test-lib.sh"
 
 export SCR_JOB_ID=t4290 SCR_COPY_TYPE=SINGLE SCR_FLUSH=0
@@ -39,8 +41,8 @@ test_expect_success 'handlers set with sigaction and the signal family are the p
   expect_grep "^replaced: on_plain siginfo=0$" probe.out &&
   expect_grep "^siginfo handler: mine signal=10 queued=1 value=42 context=1$" probe.out &&
   expect_grep "^signal: SIG_DFL on_plain SIG_IGN$" probe.out &&
-  expect_grep "^sigset: SIG_DFL on_plain$" probe.out &&
-  expect_grep "^sysv_signal: signal=12 then SIG_DFL$" probe.out
+  expect_grep "^sysv_signal: signal=12 then SIG_DFL$" probe.out &&
+  { test "${SANITIZERS:-}" = thread || expect_grep "^sigset: SIG_DFL on_plain$" probe.out; }
 '
 
 test_expect_success 'a handler s open of a matching file reaches libc, not the engine; a siglongjmp out ends that' '

@@ -21,10 +21,10 @@ PATH="$top_builddir:$top_builddir/scripts:$top_srcdir/scripts:$PATH"
 export PATH
 
 # the preload library ($preload_lib) and the LD_PRELOAD value that loads it
-# ($preload): in a ThreadSanitizer build the runtime goes first, as configure
-# found it (SANITIZER_PRELOAD, from make check), since it must come before libc
+# ($preload): in a ThreadSanitizer build its runtime (SANITIZER_PRELOAD, as
+# configure found it, from make check) right behind it, before libc
 preload_lib="$top_builddir/.libs/libscr_preload.so"
-preload="${SANITIZER_PRELOAD:+$SANITIZER_PRELOAD:}$preload_lib"
+preload="$preload_lib${SANITIZER_PRELOAD:+:$SANITIZER_PRELOAD}"
 
 # programs built as a user builds them (no sanitizer flags) that link the
 # instrumented libscr: ThreadSanitizer's runtime must be preloaded for them

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "scr_preload_hooks.h"
 #include "scr_preload_report.h"
@@ -512,6 +513,20 @@ static void on_jump(int sig)
   siglongjmp(signal_jump, 1);
 }
 
+/* raise or queue the signal and wait for its handler: ThreadSanitizer runs
+ * a handler at the next call it intercepts, not at once */
+static void signal_send(int sig, int queued)
+{
+  signal_seen = 0;
+  union sigval value = { .sival_int = 42 };
+  if (queued) sigqueue(getpid(), sig, value);
+  else raise(sig);
+  for (int i = 0; i < 2000 && !signal_seen; i++) {
+    struct timespec pause = { 0, 1000 * 1000 };
+    nanosleep(&pause, NULL);
+  }
+}
+
 static const char* handler_name(sighandler_t h)
 {
   return h == SIG_DFL ? "SIG_DFL" : h == SIG_IGN ? "SIG_IGN" : h == on_plain ? "on_plain" : h == SIG_ERR ? "SIG_ERR"
@@ -541,7 +556,7 @@ static void mode_signals(void)
   sigaction(SIGUSR1, NULL, &old);
   printf("sigaction: %s restart=%d siginfo=%d mask=%d\n", handler_name(old.sa_handler),
          (old.sa_flags & SA_RESTART) != 0, (old.sa_flags & SA_SIGINFO) != 0, sigismember(&old.sa_mask, SIGUSR2));
-  raise(SIGUSR1);
+  signal_send(SIGUSR1, 0);
   printf("plain handler: signal=%d\n", (int) signal_seen);
 
   act.sa_sigaction = on_info;
@@ -549,8 +564,7 @@ static void mode_signals(void)
   sigaction(SIGUSR1, &act, &old);
   printf("replaced: %s siginfo=%d\n", handler_name(old.sa_handler), (old.sa_flags & SA_SIGINFO) != 0);
   sigaction(SIGUSR1, NULL, &old);
-  union sigval value = { .sival_int = 42 };
-  sigqueue(getpid(), SIGUSR1, value);
+  signal_send(SIGUSR1, 1);
   printf("siginfo handler: %s signal=%d queued=%d value=%d context=%d\n",
          old.sa_sigaction == on_info && (old.sa_flags & SA_SIGINFO) ? "mine" : "other", (int) signal_seen,
          signal_code == SI_QUEUE, (int) signal_value, (int) signal_context);
@@ -563,21 +577,20 @@ static void mode_signals(void)
 #pragma GCC diagnostic pop
   printf("sigset: %s %s\n", handler_name(held), handler_name(back));
   /* System V's signal is one-shot: the kernel resets it as it delivers */
-  signal_seen = 0;
   sysv_signal(SIGUSR2, on_plain);
-  raise(SIGUSR2);
+  signal_send(SIGUSR2, 0);
   sigaction(SIGUSR2, NULL, &old);
   printf("sysv_signal: signal=%d then %s\n", (int) signal_seen, handler_name(old.sa_handler));
 
   bsd_signal(SIGUSR1, on_write);
   long program = signal_program_opens();
-  raise(SIGUSR1);
+  signal_send(SIGUSR1, 0);
   struct stat st;
   printf("routing: program=%ld handler=%ld on the file system=%d\n", program, signal_handler_opens,
          stat("signals.d/handler.dat", &st) == 0);
 
   signal(SIGUSR1, on_jump);
-  if (sigsetjmp(signal_jump, 1) == 0) raise(SIGUSR1);
+  if (sigsetjmp(signal_jump, 1) == 0) signal_send(SIGUSR1, 0);
   printf("after siglongjmp: program=%ld\n", signal_program_opens());
 }
 
