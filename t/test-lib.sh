@@ -22,9 +22,10 @@ export PATH
 
 # the preload library ($preload_lib) and the LD_PRELOAD value that loads it
 # ($preload): in a ThreadSanitizer build its runtime (SANITIZER_PRELOAD, as
-# configure found it, from make check) right behind it, before libc
+# configure found it, from make check) right behind it, before libc, and
+# libscr_preload_tsan.so, which starts the runtime first (README, Sanitizers)
 preload_lib="$top_builddir/.libs/libscr_preload.so"
-preload="$preload_lib${SANITIZER_PRELOAD:+:$SANITIZER_PRELOAD}"
+preload="$preload_lib${SANITIZER_PRELOAD:+:$SANITIZER_PRELOAD:$top_builddir/.libs/libscr_preload_tsan.so}"
 
 # programs built as a user builds them (no sanitizer flags) that link the
 # instrumented libscr: ThreadSanitizer's runtime must be preloaded for them
