@@ -33,15 +33,48 @@
 
 extern char** environ;
 
-/* this library's file, found once where the loader may be asked safely */
-static char exec_library[PATH_MAX];
+/* what LD_PRELOAD must hold for this library: its file, found once where
+ * the loader may be asked safely. In a sanitizer build a child that is not
+ * instrumented needs the runtime too (README, Sanitizers): AddressSanitizer's
+ * ahead of the library (it checks that it comes first), ThreadSanitizer's
+ * right behind it, with libscr_preload_tsan.so from beside it. */
+static char exec_library[3 * PATH_MAX];
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+/* the file of the sanitizer's runtime, "" when not found */
+static const char* exec_runtime(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+  void* init = dlsym(RTLD_DEFAULT, "__asan_init");
+#else
+  void* init = dlsym(RTLD_DEFAULT, "__tsan_init");
+#endif
+  Dl_info runtime;
+  if (!init || !dladdr(init, &runtime) || !runtime.dli_fname || strlen(runtime.dli_fname) >= PATH_MAX) return "";
+  return runtime.dli_fname;
+}
+#endif
 
 void scr_preload_exec_prepare(void)
 {
   Dl_info info;
   if (exec_library[0] || !dladdr((void*) scr_preload_exec_prepare, &info) || !info.dli_fname) return;
-  size_t n = strlen(info.dli_fname);
-  if (n < sizeof(exec_library)) memcpy(exec_library, info.dli_fname, n + 1);
+  const char* library = info.dli_fname;
+  if (strlen(library) >= PATH_MAX) return;
+#if defined(__SANITIZE_ADDRESS__)
+  const char* runtime = exec_runtime();
+  snprintf(exec_library, sizeof(exec_library), "%s%s%s", runtime, runtime[0] ? ":" : "", library);
+#elif defined(__SANITIZE_THREAD__)
+  const char* runtime = exec_runtime();
+  const char* slash = strrchr(library, '/');
+  if (runtime[0] && slash)
+    snprintf(exec_library, sizeof(exec_library), "%s:%s:%.*s/libscr_preload_tsan.so", library, runtime,
+             (int) (slash - library), library);
+  else
+    snprintf(exec_library, sizeof(exec_library), "%s", library);
+#else
+  snprintf(exec_library, sizeof(exec_library), "%s", library);
+#endif
 }
 
 /* the entry of envp that sets name (with its '='), or NULL */
