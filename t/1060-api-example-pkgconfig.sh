@@ -27,16 +27,16 @@ libdir() { dirname "$(find "$DEST" -name 'libscr.so' | head -n 1)"; }
 
 test_expect_success 'an uninterrupted run gives the reference result' "
   (cd '$PREFIX' && LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' \
-    mpirun 4 '$TRASH/api_checkpoint' --steps 6 --bytes 65536 >'$TRASH/ref.out' 2>&1) &&
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint' --steps 6 --bytes 65536 >'$TRASH/ref.out' 2>&1) &&
   grep '^result:' '$TRASH/ref.out' >'$TRASH/ref.result'
 "
 
 test_expect_success 'a run killed after step 3 resumes from its checkpoint with the same result' "
   rm -rf '$PREFIX' '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' && mkdir -p '$PREFIX' &&
   (cd '$PREFIX' && LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' \
-    mpirun 4 '$TRASH/api_checkpoint' --steps 6 --bytes 65536 --crash-at 3 >crash.out 2>&1;
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint' --steps 6 --bytes 65536 --crash-at 3 >crash.out 2>&1;
    LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' \
-    mpirun 4 '$TRASH/api_checkpoint' --steps 6 --bytes 65536 >'$TRASH/resume.out' 2>&1) &&
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint' --steps 6 --bytes 65536 >'$TRASH/resume.out' 2>&1) &&
   expect_grep 'resumed from step 3' '$TRASH/resume.out' &&
   grep '^result:' '$TRASH/resume.out' | cmp - '$TRASH/ref.result'
 "
@@ -45,7 +45,7 @@ test_expect_success 'the installed library starts the installed scr_transfer for
   rm -rf '$PREFIX' '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' && mkdir -p '$PREFIX' &&
   find '$DEST' -name scr_transfer | grep -q bin/scr_transfer &&
   (cd '$PREFIX' && LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' SCR_FLUSH=2 SCR_FLUSH_ASYNC=1 SCR_DEBUG=1 \
-    mpirun 4 '$TRASH/api_checkpoint' --steps 6 --bytes 65536 >'$TRASH/async.out' 2>&1) &&
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint' --steps 6 --bytes 65536 >'$TRASH/async.out' 2>&1) &&
   expect_grep 'in the background' '$TRASH/async.out' && ! grep -q 'cannot start' '$TRASH/async.out' &&
   grep '^result:' '$TRASH/async.out' | cmp - '$TRASH/ref.result' &&
   scr_index -p '$PREFIX' >list && expect_grep ' ok' list
