@@ -25,7 +25,7 @@ die() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }
 show() { grep -E "$2" "$1" | sed 's/^/    | /' || true; }
 result_of() { sed -n 's/^result: //p' "$1"; }
 
-[ -x "$APP" ] && [ -f "$PRELOAD" ] || die "build first: no $APP or $PRELOAD"
+[ -x "$APP" ] && [ -f "$PRELOAD" ] || die "build first (make -C $BUILD all examples/preload/posix_fpp): no $APP or $PRELOAD"
 
 say "an unmodified program: $(basename "$APP") (POSIX open/write/close, one file per rank per checkpoint)"
 say "its checkpoint files, declared in .scrconf:"
