@@ -57,7 +57,11 @@ if [ -z "${SCR_CLUSTER_STATE:-}" ]; then
   export SCR_CLUSTER_ID=${SCR_CLUSTER_ID:-97} SCR_CLUSTER_STATE="$WORK/cluster"
   own_cluster=1
 fi
-cleanup() { [ "$own_cluster" = 0 ] || scr_cluster down >/dev/null 2>&1 || true; }
+killer=""
+cleanup() {
+  [ -z "$killer" ] || kill "$killer" 2>/dev/null || true
+  [ "$own_cluster" = 0 ] || scr_cluster down >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 if [ "$own_cluster" = 1 ]; then
   say "bringing up the local test cluster: 5 nodes in namespaces, each with its own node-local cache"
