@@ -140,4 +140,29 @@ test_expect_success 'down again is a no-op' '
   $CL down && $CL down
 '
 
+# A cluster made in a chroot (a build root, a fresh Debian from debootstrap):
+# entering a node's mount namespace moves a process to that namespace's root,
+# so the node's processes must be put back into the chroot. The chroot here is
+# the machine's own tree bound elsewhere, told apart by a file only it has;
+# /run is its own and the cache mount is in $TRASH, so the machine's clusters
+# see nothing of it.
+cat >"$TRASH/in-chroot.sh" <<EOF
+trap 'scr_cluster down >/dev/null 2>&1' EXIT
+export SCR_CLUSTER_STATE="$TRASH/chroot-cluster"
+scr_cluster up 1 --cache-mount "$TRASH/chroot-cache" >"$TRASH/chroot-up.log" 2>&1 ||
+  { echo "up failed:"; cat "$TRASH/chroot-up.log"; exit 1; }
+scr_cluster exec node0 -- test -e "$TRASH/mark/inside" || { echo "exec ran outside the chroot"; exit 1; }
+scr_cluster run --nodes node0 --timeout 60 -- test -e "$TRASH/mark/inside" ||
+  { echo "a job ran outside the chroot"; exit 1; }
+EOF
+test_expect_success 'in a chroot, commands and jobs on a node run inside the chroot' '
+  mkdir -p root mark &&
+  { unshare --mount --propagation private sh -c "
+      mount --rbind / root && mount -t tmpfs -o mode=755 tmpfs root/run &&
+      mount -t tmpfs tmpfs root$TRASH/mark && : >root$TRASH/mark/inside &&
+      exec chroot root sh $TRASH/in-chroot.sh"; echo $? >rc; } &&
+  test "$(cat rc)" = 0 &&
+  ! ip link show scrbr20 2>/dev/null
+'
+
 test_done
