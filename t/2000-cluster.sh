@@ -152,6 +152,9 @@ export SCR_CLUSTER_STATE="$TRASH/chroot-cluster"
 scr_cluster up 1 --cache-mount "$TRASH/chroot-cache" >"$TRASH/chroot-up.log" 2>&1 ||
   { echo "up failed:"; cat "$TRASH/chroot-up.log"; exit 1; }
 scr_cluster exec node0 -- test -e "$TRASH/mark/inside" || { echo "exec ran outside the chroot"; exit 1; }
+(cd "$TRASH/mark" && scr_cluster exec node0 -- pwd) >"$TRASH/exec.out" 2>"$TRASH/exec.err"
+test "\$(cat "$TRASH/exec.out")" = "$TRASH/mark" || { echo "exec did not run in the current directory"; exit 1; }
+test ! -s "$TRASH/exec.err" || { echo "exec said:"; cat "$TRASH/exec.err"; exit 1; }
 scr_cluster run --nodes node0 --timeout 60 -- test -e "$TRASH/mark/inside" ||
   { echo "a job ran outside the chroot"; exit 1; }
 EOF
