@@ -62,12 +62,16 @@ test_expect_success 'a killed node is down in Slurm; revived, it is idle again' 
   cluster revive node3 && wait_state node3 idle
 '
 
+# ReturnToService=2 may give node1 back before the RESUME (a loaded machine
+# misses SlurmdTimeout, and the node's registration returns it), which
+# scontrol then refuses with 'Invalid node state specified'
 test_expect_success 'scontrol marks a node down at once; an allocation with --no-kill survives it' '
   timeout -k 5 "$SCR_TEST_TIMEOUT" salloc -N 3 --no-kill sh -c "
     scontrol update NodeName=node1 State=DOWN Reason=test &&
     squeue -h -j \$SLURM_JOB_ID -o %N; srun -N 2 hostname | sort" >out 2>&1 &&
   expect_grep "^node\[0,2\]$" out && expect_grep "^node2$" out &&
-  scontrol update NodeName=node1 State=RESUME && wait_state node1 idle
+  { scontrol update NodeName=node1 State=RESUME 2>/dev/null ||
+    sinfo -h -n node1 -o %T | grep -qx idle; } && wait_state node1 idle
 '
 
 test_expect_success 'slurm down leaves no process on the nodes and no daemon of the cluster' '
