@@ -45,6 +45,22 @@ lose_after_checkpoint() {
     done ) &
 }
 
+# after_dataset ID ACTION...: in the background, ACTION once dataset ID of this
+# job is complete (the event log says so)
+after_dataset() {
+  id=$1; shift
+  ( for i in $(seq 900); do
+      grep -q " job=$SCR_JOB_ID event=CHECKPOINT_COMPLETE .* dset=$id " "$PREFIX/.scr/log" 2>/dev/null && { "$@"; exit 0; }
+      sleep 0.1
+    done ) &
+}
+
+# stop_rank NODE PROGRAM: SIGSTOP to one rank of PROGRAM on NODE (a hang)
+stop_rank() {
+  pid=$(scr_cluster ps "$1" | awk -v p="$2" '$3 ~ ("/" p "$") { print $2; exit }')
+  [ -n "$pid" ] && kill -STOP "$pid"
+}
+
 status_of() { cat "$TRASH/$1.status"; }
 
 # pfs_checkpoint STEP: the prefix directory holds checkpoint STEP of all 8
@@ -134,10 +150,15 @@ test_expect_success 'a lost node: launched again on the spare, resumed from the 
   srun_app lost SCR_RUNS=3 -- --steps 10 --bytes 4096 --step-sleep 300 && wait &&
   test "$(status_of lost)" = 0 &&
   expect_grep "node node1 is down" "$TRASH/lost" &&
-  expect_grep "launch 2: .* --nodes node0,node2,node3,node4 " "$TRASH/lost" &&
+  expect_grep "launch 2: .* --nodes [^ ]*node4" "$TRASH/lost" && ! grep -q "launch 2: .*node1" "$TRASH/lost" &&
   ! grep -q "launch 3" "$TRASH/lost" &&
   expect_grep "rebuilt the lost parts from XOR" "$TRASH/lost" &&
   test "$(grep -c "^restart: ckpt\.[3-9]$" "$TRASH/lost")" = 1 && expect_grep "^done: step 10$" "$TRASH/lost"
+'
+
+test_expect_success 'the spare takes the lost node'"'"'s place: the other ranks stay on their nodes, no cached file moves' '
+  expect_grep "launch 2: .* --nodes node0,node4,node2,node3 " "$TRASH/lost" &&
+  ! grep "moved the cached files" "$TRASH/lost"
 '
 
 test_expect_success 'runs exhausted after a node loss: the checkpoint is rebuilt and scavenged to the prefix' '
@@ -147,6 +168,22 @@ test_expect_success 'runs exhausted after a node loss: the checkpoint is rebuilt
   step=$(sed -n "s/^scr_scavenge: dataset [0-9]* (ckpt\.\([0-9]*\)) copied to .*/\1/p" "$TRASH/scavenged") &&
   test -n "$step" && test "$step" -ge 3 && ! grep -q "^done" "$TRASH/scavenged" &&
   pfs_checkpoint "$step"
+'
+
+test_expect_success 'the watchdog by default: SCR_WATCHDOG_MIN (300 s) with checkpoints every second' '
+  expect_grep "watchdog: 3600 s without SCR activity end launch 1 (no checkpoint of this launch yet)" "$TRASH/lost" &&
+  expect_grep "watchdog: 300 s without SCR activity end launch 1 (3 x the longest interval between checkpoints, [12] s; at least SCR_WATCHDOG_MIN=300)" "$TRASH/lost"
+'
+
+test_expect_success 'the watchdog by default ends a stopped rank 3 x the longest checkpoint interval after its last activity' '
+  fresh && after_dataset 3 stop_rank node2 scr-test-app &&
+  srun_app adapt SCR_RUNS=2 SCR_WATCHDOG_MIN=2 -- --steps 8 --bytes 4096 --step-sleep 1500 && wait &&
+  test "$(status_of adapt)" = 0 &&
+  line=$(grep "watchdog: no checkpoint or SCR activity for" "$TRASH/adapt") &&
+  fired=$(echo "$line" | sed -n "s/.* activity for \([0-9]*\) s (3 x the longest interval between checkpoints, \([0-9]*\) s; at least SCR_WATCHDOG_MIN=2): ending launch 1$/\1 \2/p") &&
+  set -- $fired && test "$2" -ge 2 && test "$2" -le 4 && test "$1" -ge $((3 * $2)) && test "$1" -le $((3 * $2 + 2)) &&
+  expect_grep "launch 2: " "$TRASH/adapt" && expect_grep "^restart: ckpt\.[3-9]$" "$TRASH/adapt" &&
+  expect_grep "^done: step 8$" "$TRASH/adapt"
 '
 
 test_expect_success 'a halt condition stops the relaunches' '

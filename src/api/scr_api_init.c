@@ -24,6 +24,7 @@
 #include "scr_halt.h"
 #include "scr_restart.h"
 #include "scr_event_log.h"
+#include "scr_recovery.h"
 #include "scr_reddesc.h"
 #include "scr_api.h"
 
@@ -106,6 +107,7 @@ int SCR_Init(void)
   /* what scr_postrun reads to know whether the cache holds anything to scavenge */
   if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
 
+  if (!scr.restore_logged_by_caller) scr_recovery_restored(scr.restart_id, scr.restart_name);
   scr.time_last_checkpoint_end = scr_log_seconds();
   scr.initialized = 1;
   if (scr.rank == 0)
@@ -155,6 +157,7 @@ int SCR_Finalize(void)
     }
     scr_flush_async_finalize();
     scr_api_interval_advice();
+    scr_recovery_resumed("SCR_Finalize");
     scr_event_log("FINALIZE", "datasets=%d checkpoints=%d seconds=%.3f", scr.dataset_id, scr.checkpoint_id,
                   scr_log_seconds() - scr.time_init);
     scr_cache_stop_reaper();
