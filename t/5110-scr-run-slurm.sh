@@ -137,6 +137,17 @@ test_expect_success 'preload: a node killed mid-run; relaunched with the spare, 
   test -n "$native_result" && test "$(grep "^result:" "$TRASH/fpplost")" = "$native_result"
 '
 
+test_expect_success 'API: runs exhausted after two lost nodes; the newest checkpoint scavenged on the 3 live nodes' '
+  fresh && when_cached node1 3 cluster kill node1 && when_cached node2 6 cluster kill node2 &&
+  in_alloc twice env SCR_RUNS=2 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 40 --bytes 4096 --step-sleep 300 &&
+  wait && test "$(status_of twice)" != 0 &&
+  expect_grep "launch 2: srun " "$TRASH/twice" && ! grep -q "launch 3" "$TRASH/twice" &&
+  expect_grep "SCR_RUNS=2 launches made" "$TRASH/twice" &&
+  expect_grep "postrun: scr_postrun .* --nodes=3 --nodelist=node0,node4,node3 .*--overcommit" "$TRASH/twice" &&
+  step=$(sed -n "s/^scr_scavenge: dataset [0-9]* (ckpt\.\([0-9]*\)) copied to .*/\1/p" "$TRASH/twice") &&
+  test -n "$step" && test "$step" -ge 6 && ! grep -q "^done" "$TRASH/twice" && scavenged "$step"
+'
+
 test_expect_success 'API under sbatch: a stopped rank; the watchdog ends the step, the job resumes' '
   fresh && when_cached node2 3 stop_rank node2 scr-test-app &&
   in_batch hung "SCR_RUNS=3 SCR_WATCHDOG_TIMEOUT=10 scr_run -v --no-preload srun -N 4 -n 8 $APP --steps 10 --bytes 4096 --step-sleep 300" &&
