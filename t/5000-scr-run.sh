@@ -45,24 +45,6 @@ lose_after_checkpoint() {
     done ) &
 }
 
-# after_dataset ID ACTION...: in the background, ACTION once dataset ID of this
-# job is complete (the event log says so)
-after_dataset() {
-  id=$1; shift
-  ( for i in $(seq 900); do
-      grep -q " job=$SCR_JOB_ID event=CHECKPOINT_COMPLETE .* dset=$id " "$PREFIX/.scr/log" 2>/dev/null && { "$@"; exit 0; }
-      sleep 0.1
-    done ) &
-}
-
-# stop_rank NODE PROGRAM: SIGSTOP to one rank of PROGRAM on NODE (a hang)
-stop_rank() {
-  pid=$(scr_cluster ps "$1" | awk -v p="$2" '$3 ~ ("/" p "$") { print $2; exit }')
-  [ -n "$pid" ] && kill -STOP "$pid"
-}
-
-status_of() { cat "$TRASH/$1.status"; }
-
 # pfs_checkpoint STEP: the prefix directory holds checkpoint STEP of all 8
 # ranks with the bytes they wrote, and the index names it current
 pfs_checkpoint() {

@@ -23,16 +23,6 @@ fresh() {
     job=$((job + 1)) && SCR_JOB_ID=t5030.$job && export SCR_JOB_ID
 }
 
-# lose_after_checkpoint ID: in the background, node1 fails once dataset ID
-# of this job is complete (the event log says so)
-lose_after_checkpoint() {
-  ( for i in $(seq 900); do
-      grep -q " job=$SCR_JOB_ID event=CHECKPOINT_COMPLETE .* dset=$1 " "$LOG" 2>/dev/null &&
-        { scr_cluster kill node1 >/dev/null; exit 0; }
-      sleep 0.1
-    done ) &
-}
-
 # on_cluster OUT [ENV...] -- PROGRAM...: scr_run on node0..3, 2 ranks each
 on_cluster() {
   out=$1; shift
@@ -79,7 +69,7 @@ sums() {
 }
 
 test_expect_success 'API: node1 lost; scr_run logs the launch, its end, the lost node with its time, the relaunch' '
-  fresh && lose_after_checkpoint 3 &&
+  fresh && after_dataset 3 scr_cluster kill node1 &&
   on_cluster api SCR_RUNS=3 -- "$APP" --steps 10 --bytes 65536 --step-sleep 300 && wait &&
   test "$(cat "$TRASH/api.status")" = 0 && expect_grep "^done: step 10$" "$TRASH/api" &&
   before "$(at "event=LAUNCH .* launch=1 nodes=node0,node1,node2,node3$")" "$(at "event=LAUNCH_END .* launch=1 status=[1-9]")" &&
@@ -112,7 +102,7 @@ test_expect_success 'API: scr_log prints the phases in order, of plausible lengt
 
 test_expect_success 'preload: the program resumes at the end of its restart read, before its next checkpoint' '
   fresh && echo "PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT" >"$PREFIX/.scrconf" &&
-  lose_after_checkpoint 2 &&
+  after_dataset 2 scr_cluster kill node1 &&
   on_cluster fpp SCR_RUNS=3 -- "$ex/posix_fpp" --steps 16 --every 2 --bytes 1048576 --step-ms 200 && wait &&
   test "$(cat "$TRASH/fpp.status")" = 0 && expect_grep "^resumed from step [1-9]" "$TRASH/fpp" &&
   id=$(restored_id) && test "$id" -ge 2 &&
@@ -125,7 +115,7 @@ test_expect_success 'preload: the program resumes at the end of its restart read
 '
 
 test_expect_success 'runs exhausted: the failure is not relaunched, its checkpoint scavenged' '
-  fresh && lose_after_checkpoint 3 &&
+  fresh && after_dataset 3 scr_cluster kill node1 &&
   on_cluster once -- "$APP" --steps 40 --bytes 4096 --step-sleep 300; wait &&
   test "$(cat "$TRASH/once.status")" != 0 && expect_grep "scr_scavenge: dataset [0-9]* (ckpt\.[0-9]*) copied" "$TRASH/once" &&
   expect_grep "event=POSTRUN .* attempt=1 nodes=node0,node4,node2,node3$" "$LOG" &&
