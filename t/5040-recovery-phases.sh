@@ -1,5 +1,5 @@
 #!/bin/sh
-# 5030-recovery-phases.sh - a recovery measured in phases: a job on 4 of 5 fake
+# 5040-recovery-phases.sh - a recovery measured in phases: a job on 4 of 5 fake
 # nodes loses node1; scr_run logs when the launch ended, the node's loss (with
 # the time it was lost) and the relaunch, the library when SCR_Init had
 # restored and when the program resumed, and scr_log prints each phase in
@@ -20,7 +20,7 @@ job=0
 # fresh: empty nodes, an empty prefix directory, a job id of its own
 fresh() {
   cluster_renew node0 node1 node2 node3 node4 && rm -rf "$PREFIX" && mkdir -p "$PREFIX" &&
-    job=$((job + 1)) && SCR_JOB_ID=t5030.$job && export SCR_JOB_ID
+    job=$((job + 1)) && SCR_JOB_ID=t5040.$job && export SCR_JOB_ID
 }
 
 # on_cluster OUT [ENV...] -- PROGRAM...: scr_run on node0..3, 2 ranks each
