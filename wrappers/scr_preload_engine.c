@@ -125,9 +125,9 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
 
 /* Collective: what every meeting point of the ranks begins with (one
  * MPI_Allreduce when there is nothing to do): the directories other ranks
- * renamed, the datasets they changed in place; 1 when some rank has
- * `pending` set */
-#define ENGINE_MEET_VALUES 4
+ * renamed, the datasets they changed in place, the newest checkpoint renamed
+ * into place; 1 when some rank has `pending` set */
+#define ENGINE_MEET_VALUES 7
 static void engine_meet_local(int pending, int mine[ENGINE_MEET_VALUES])
 {
   scr_engine_mapped_release(engine_last_point);
@@ -135,6 +135,17 @@ static void engine_meet_local(int pending, int mine[ENGINE_MEET_VALUES])
   mine[1] = scr_engine_rename_pending();
   mine[2] = scr_engine_update_pending();
   mine[3] = scr_peers_pending();
+  mine[4] = scr_pointers_renamed_newest();
+  mine[5] = engine.active;
+  mine[6] = scr_pointers_renamed_pinned(); /* the same on every rank */
+}
+
+/* the pin of the newest checkpoint renamed into place moves at a meeting
+ * point where no rank has begun a dataset (the renaming rank knows of the
+ * rename at once, every rank at the next meeting) */
+static int engine_meet_moves_pin(const int all[ENGINE_MEET_VALUES])
+{
+  return !all[5] && all[4] != all[6];
 }
 
 static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
@@ -146,6 +157,7 @@ static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
   if (all[1] || all[3]) scr_peers_publish(1);
   if (all[2] >= 0) scr_engine_update_reprotect();
   if (all[1] || all[2] >= 0) scr_engine_rename_journal_settle();
+  scr_pointers_renamed_agreed(all[4], engine_meet_moves_pin(all));
   return all[0];
 }
 
@@ -157,33 +169,114 @@ static int engine_meet(int pending)
   return engine_meet_act(all);
 }
 
+/* a hash of the dataset's name, so that one collective of numbers can tell
+ * whether every rank proposes the same name (FNV-1a, 64 bits) */
+static long long engine_name_hash(const char* name)
+{
+  unsigned long long h = 14695981039346656037ULL;
+  for (const unsigned char* p = (const unsigned char*) (name ? name : ""); *p; p++) h = (h ^ *p) * 1099511628211ULL;
+  return (long long) (h >> 1); /* non-negative, so that its negation is too */
+}
+
+/* The collective a completion begins with: the meeting point's values
+ * (engine_meet_local), then whether a rank closed fewer files than FILES=,
+ * whether any rank kept a file of it, whether every rank knows the {step},
+ * and every rank's proposal for the dataset's flags, numbers and name, as
+ * maxima (a minimum as the maximum of its negation). */
+enum {
+  AGREE_SHORT = ENGINE_MEET_VALUES, /* some rank is short of its FILES= */
+  AGREE_KEPT,                       /* some rank kept a file of it */
+  AGREE_NAMELESS,                   /* some rank does not know the {step} */
+  AGREE_PIN,                        /* the newest dataset a pointer file pins (scr_pointers_pin_local) */
+  AGREE_PACKED,                     /* the largest pack of names (scr_peers_pack) */
+  AGREE_ROOM,                       /* -(the least room for one, scr_peers_slot_room) */
+  AGREE_PROPOSAL,                   /* flags, ckpt, created, counter, name hash: max and -min each */
+  AGREE_VALUES = AGREE_PROPOSAL + 2 * (SCR_OUTPUT_PROPOSAL + 1)
+};
+
 /* Collective: complete the dataset in progress (ranks that have none take
  * part with an empty one). The name, flags and creation time are those of
- * the lowest rank that knows the dataset's {step}. */
+ * the lowest rank that knows the dataset's {step}.
+ *
+ * One MPI_Allreduce decides it all when, as at nearly every checkpoint,
+ * nothing else is pending at this meeting point and every rank knows the
+ * {step} and proposes the same name, flags and numbers: the creation time
+ * is then the earliest any rank began it. Otherwise a second one and
+ * scr_output_agree's broadcasts follow, after what the meeting point had to
+ * do, as they always did. */
 static void engine_complete(void)
 {
   /* a file of an earlier dataset still mapped is protected with what it
    * holds before this one completes, which may let that dataset go */
   const char* last_point = engine_last_point;
   if (!last_point) engine_last_point = "the next dataset's completion";
-  engine_meet(0);
+  int meet[ENGINE_MEET_VALUES];
+  engine_meet_local(0, meet);
   engine_last_point = last_point;
   double start = scr_log_seconds();
-  if (!engine.active) engine_begin(NULL, NULL, -1);
-  /* who names the dataset, and whether a rank never reached its FILES= */
-  int short_of_files = engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.opened > 0 &&
-                       engine.closed < engine.expected;
-  /* and whether some rank kept a file of it: the program may have deleted
-   * them all before it completed (gfortran's close(status='delete')) */
-  int kept = scr_kvtree_size(scr_filemap_get_files(scr.filemap, scr.output_id, scr.rank)) > 0;
-  int mine[3] = { engine.step >= 0 ? scr.rank : INT_MAX, -short_of_files, -kept }, all[3];
-  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, scr.comm_world);
-  int root = all[0] == INT_MAX ? 0 : all[0];
-  /* a local begin always leaves the rank in output (scr_output_begin), so
-   * every rank runs the same collectives below */
+  long long mine[AGREE_VALUES], all[AGREE_VALUES];
+  for (int i = 0; i < AGREE_VALUES; i++) mine[i] = LLONG_MIN;
+  for (int i = 0; i < ENGINE_MEET_VALUES; i++) mine[i] = meet[i];
+  int known = engine.active && engine.step >= 0 && scr.in_output;
+  mine[AGREE_SHORT] = engine.active && engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.opened > 0 &&
+                      engine.closed < engine.expected;
+  mine[AGREE_KEPT] = engine.active && scr.in_output &&
+                     scr_kvtree_size(scr_filemap_get_files(scr.filemap, scr.output_id, scr.rank)) > 0;
+  mine[AGREE_NAMELESS] = !known;
+  /* what the pinning and the exchange of names would agree on first */
+  mine[AGREE_PIN] = scr_pointers_pin_local();
+  int packed_bytes = 0;
+  char* packed = known ? scr_peers_pack(scr.output_id, &packed_bytes) : NULL;
+  mine[AGREE_PACKED] = packed ? packed_bytes : LLONG_MAX;
+  mine[AGREE_ROOM] = -(long long) scr_peers_slot_room();
+  if (known) {
+    long long proposal[SCR_OUTPUT_PROPOSAL + 1];
+    scr_output_proposal(proposal);
+    proposal[SCR_OUTPUT_PROPOSAL] = engine_name_hash(scr.output_name);
+    for (int i = 0; i <= SCR_OUTPUT_PROPOSAL; i++) {
+      mine[AGREE_PROPOSAL + 2 * i] = proposal[i];
+      mine[AGREE_PROPOSAL + 2 * i + 1] = -proposal[i];
+    }
+  }
+  scr_mpi_allreduce(mine, all, AGREE_VALUES, MPI_LONG_LONG, MPI_MAX, scr.comm_world);
+  int meet_all[ENGINE_MEET_VALUES];
+  for (int i = 0; i < ENGINE_MEET_VALUES; i++) meet_all[i] = (int) all[i];
+  int quiet = !meet_all[1] && meet_all[2] < 0 && !meet_all[3];
+  int same = !all[AGREE_NAMELESS];
+  for (int i = 0; same && i <= SCR_OUTPUT_PROPOSAL; i++)
+    if (i != 2 && all[AGREE_PROPOSAL + 2 * i] != -all[AGREE_PROPOSAL + 2 * i + 1]) same = 0;
+  int short_of_files = 0, kept = 0;
   int id = scr.output_id;
-  scr_output_agree(root);
-  if (all[1] < 0 && scr.rank == 0)
+  int fast = quiet && same && all[AGREE_ROOM] < 0 && all[AGREE_PACKED] <= -all[AGREE_ROOM];
+  if (fast) {
+    /* every rank proposed what the root would have broadcast */
+    short_of_files = all[AGREE_SHORT] > 0;
+    kept = all[AGREE_KEPT] > 0;
+    scr_output_agree_known(-all[AGREE_PROPOSAL + 2 * 2 + 1]);
+    /* what engine_meet_act takes from a meeting that has more to do */
+    scr_pointers_renamed_agreed(meet_all[4], engine_meet_moves_pin(meet_all));
+  } else {
+    free(packed);
+    packed = NULL;
+    engine_meet_act(meet_all);
+    if (!engine.active) engine_begin(NULL, NULL, -1);
+    /* who names the dataset, and whether a rank never reached its FILES= */
+    int shortfall = engine.boundary == SCR_PRELOAD_BOUNDARY_CLOSE && engine.opened > 0 &&
+                    engine.closed < engine.expected;
+    /* and whether some rank kept a file of it: the program may have deleted
+     * them all before it completed (gfortran's close(status='delete')) */
+    int mine_kept = scr_kvtree_size(scr_filemap_get_files(scr.filemap, scr.output_id, scr.rank)) > 0;
+    int values[3] = { engine.step >= 0 ? scr.rank : INT_MAX, -shortfall, -mine_kept }, agreed[3];
+    MPI_Allreduce(values, agreed, 3, MPI_INT, MPI_MIN, scr.comm_world);
+    int root = agreed[0] == INT_MAX ? 0 : agreed[0];
+    short_of_files = agreed[1] < 0;
+    kept = agreed[2] < 0;
+    /* a local begin always leaves the rank in output (scr_output_begin), so
+     * every rank runs the same collectives below */
+    id = scr.output_id;
+    scr_output_agree(root);
+  }
+  if (short_of_files && scr.rank == 0)
     scr_warn("dataset %d (%s) completed late: a rank closed fewer files than PRELOAD=%s (%s) expects "
              "(FILES=%lld); set FILES= to the number every rank writes, or BOUNDARY=", id, scr.output_name,
              engine.rule ? engine.rule->pattern : "?",
@@ -193,23 +286,28 @@ static void engine_complete(void)
    * as on a file system: completed, it would be flushed and restored as
    * one, and would let the cache evict the newest checkpoint that is */
   int done = 0;
-  if (all[2] == 0) {
+  if (!kept) {
     if (scr.rank == 0)
       scr_info("preload: every file of dataset %d (%s) was deleted before it completed: it is dropped", id,
                scr.output_name);
     scr_api_abandon_output();
   } else {
     /* before the completion trims the cache: the pointer the program wrote
-     * since the last one names the checkpoint it was attached to */
-    scr_pointers_pin();
+     * since the last one names the checkpoint it was attached to, and the
+     * checkpoint it renamed into place last is the one it resumes from */
+    if (fast) scr_pointers_pin_finish((int) all[AGREE_PIN]);
+    else scr_pointers_pin();
+    scr_pointers_pin_renamed();
     /* every rank, done or not: a collective; a dataset that fails is not
      * shown. Before the completion's own collectives, which therefore wait
      * for the node's list of names the processes ranks start read (a child
      * a rank starts once the completion returned finds them) */
-    scr_peers_gather(id);
+    if (fast) scr_peers_gather_slots(id, packed, packed_bytes, (int) all[AGREE_PACKED]);
+    else scr_peers_gather(id);
     done = SCR_Complete_output(!engine.broken) == SCR_SUCCESS;
     if (done && !engine_finalizing) scr_engine_mapped_watch(id);
   }
+  free(packed);
   if (done) engine.done_id = id;
   if (done) scr_fault_point("complete"); /* before the program writes its pointer to it */
   scr_dbg(2, "preload: completing dataset %d took %.6f s", id, scr_log_seconds() - start);
@@ -509,6 +607,9 @@ static int engine_open(const scr_preload_target* t, int flags, mode_t mode, char
                  (flags & O_TMPFILE) != O_TMPFILE;
   if (!rule || t->directory || !scr.initialized) return -1;
   pthread_mutex_lock(&scr_engine_lock);
+  /* whatever comes of it (routed, redirected, passed): only such a
+   * descriptor can be mapped shared and writable */
+  scr_engine_mapped_may(flags);
   int fd = -1, dataset = -1;
   /* A new version of a file (O_CREAT|O_TRUNC, the common case) needs only
    * this rank's cached files; the copies of attached files on the prefix
@@ -794,7 +895,11 @@ static int engine_init(void)
   /* again: files rebuilt since came back under the names they were encoded with */
   scr_engine_rename_recover();
   scr_peers_gather_cached();
+  scr_pointers_verify();
   scr_pointers_pin();
+  /* the checkpoint a program that renames each into place resumes from,
+   * which need not be the newest SCR restored */
+  scr_pointers_pin_renamed_start();
   pthread_mutex_unlock(&scr_engine_lock);
   scr_preload_hooks_virtual_directories(1);
   scr_recovery_restored(restored, name);
@@ -850,8 +955,8 @@ static int engine_barrier(MPI_Comm comm)
   pthread_mutex_lock(&scr_engine_lock);
   engine_meet_local(engine.barrier_rules && engine.active && engine.boundary <= SCR_PRELOAD_BOUNDARY_BARRIER, mine);
   pthread_mutex_unlock(&scr_engine_lock);
-  MPI_Allreduce(mine, all, ENGINE_MEET_VALUES, MPI_INT, MPI_MAX, engine_barrier_comm);
-  if (all[0] || all[1] || all[2] >= 0 || all[3]) {
+  scr_mpi_allreduce(mine, all, ENGINE_MEET_VALUES, MPI_INT, MPI_MAX, engine_barrier_comm);
+  if (all[0] || all[1] || all[2] >= 0 || all[3] || engine_meet_moves_pin(all)) {
     pthread_mutex_lock(&scr_engine_lock);
     if (engine_meet_act(all)) engine_complete();
     pthread_mutex_unlock(&scr_engine_lock);

@@ -138,12 +138,38 @@ void scr_pointers_closed(const struct scr_engine_file* f);
 /* collective: the datasets holding the newest copy of each pointer file are
  * pinned in cache (scr_cache_pin) */
 void scr_pointers_pin(void);
+/* the same in two halves, for a caller that carries the first agreement in
+ * a collective of its own: this rank's newest such dataset (-1: none),
+ * local; then, collective, with the maximum over ranks of that */
+int scr_pointers_pin_local(void);
+void scr_pointers_pin_finish(int first);
+/* this rank's attached files whose copy in cache or on the prefix directory
+ * fails its CRC32 made again from the other copy, or removed when both do;
+ * every rank calls it before scr_pointers_pin, whose agreement then orders
+ * the repairs before any rank reads a copy */
+void scr_pointers_verify(void);
+/* this rank's newest complete checkpoint that the program renamed a file or
+ * directory of while it was the newest (RENAMED_INTO_PLACE), -1 for none;
+ * and the one pinned in cache now, the same on every rank */
+int scr_pointers_renamed_newest(void);
+int scr_pointers_renamed_pinned(void);
+/* a meeting point agreed on the newest (the maximum of every rank's): kept
+ * for the next completion, and pinned at once when may_move (no rank has
+ * begun a dataset, whose start evicts by the pins on each rank alone) */
+void scr_pointers_renamed_agreed(int newest, int may_move);
+/* collective, at a completion before it trims the cache: the one the
+ * meeting that began it agreed on is pinned; at start-up, agreed and pinned */
+void scr_pointers_pin_renamed(void);
+void scr_pointers_pin_renamed_start(void);
 
 /* ---- files written through a mapping (scr_preload_engine_mapped.c), lock held */
 
 /* after dataset id completed: its files of this rank still mapped writable
  * and shared (/proc/self/maps) are watched as opened for update in place */
 void scr_engine_mapped_watch(int id);
+/* a routed file was opened with these flags (only O_RDWR matters: see
+ * scr_preload_engine_mapped.c) */
+void scr_engine_mapped_may(int flags);
 /* at a meeting point, before the in-place changes are counted: the watched
  * files no longer mapped end their update; all of them when last_point
  * names a point after which none may wait (a completion, MPI_Finalize) */
@@ -307,6 +333,14 @@ void scr_peers_init(void);
  * written anew (a collective must follow before a rank returns to the
  * program, for its children to find it: scr_peers_publish) */
 void scr_peers_gather(int id);
+/* The same in one collective (an MPI_Allgather of equal slots), for a caller
+ * that agreed beforehand on the largest scr_peers_pack of the ranks (bytes)
+ * and made sure that every rank has room for it: scr_peers_slot_room()
+ * bytes of pack, in a buffer kept between completions (0 before a
+ * scr_peers_gather sized it; the fast way needs more than 0). mine, bytes:
+ * this rank's pack */
+size_t scr_peers_slot_room(void);
+void scr_peers_gather_slots(int id, const char* mine, int bytes, int largest);
 /* collective, at start-up: the same for every dataset in cache */
 void scr_peers_gather_cached(void);
 /* the collective that tells every rank's changes */

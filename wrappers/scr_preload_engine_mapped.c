@@ -1,6 +1,7 @@
 /* scr_preload_engine_mapped.c - files still mapped writable when their dataset
  * completes (mmap, close, then stores): watched as changed in place until unmapped. */
 #include "config.h"
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +127,25 @@ static int engine_mapping_unnamed(const struct engine_mapping* m)
   return stat(m->path, &st) != 0 || st.st_ino != m->ino;
 }
 
+/* A shared writable mapping needs a descriptor open for reading and writing
+ * (mmap fails with EACCES on one open O_WRONLY, as checkpoint files mostly
+ * are: open(O_WRONLY|O_CREAT|O_TRUNC), fopen "w"). So /proc/self/maps, whose
+ * text the kernel makes anew at every read (40% of an empty checkpoint's
+ * time for one rank), is read only when a routed file was opened O_RDWR
+ * since the last look: every file of the dataset completing now was opened
+ * after it. (Wrapping mmap to note the mappings themselves does not work
+ * under UCX, whose memory hooks patch mmap in place.) */
+static int rdwr_since_look = 0;
+
+void scr_engine_mapped_may(int flags)
+{
+  if ((flags & O_ACCMODE) == O_RDWR) rdwr_since_look = 1;
+}
+
 void scr_engine_mapped_watch(int id)
 {
+  if (!rdwr_since_look) return;
+  rdwr_since_look = 0;
   size_t count = 0;
   struct engine_mapping* maps = engine_mappings(&count);
   /* An MPI library's shared memory segments are such mappings too, but

@@ -53,6 +53,57 @@ void scr_peers_init(void)
     scr_warn("preload: out of memory: each rank lists only its own checkpoint files");
 }
 
+/* Slots for the exchange of a completion in one collective: every rank's
+ * names padded to the largest, with their length in front. Kept between
+ * completions, and sized by the exchange before (a quarter more than its
+ * largest), so that a job whose ranks write alike never needs the
+ * MPI_Allgather of lengths and the agreement that every rank could hold
+ * the result, two of the three collectives an exchange took. */
+#define SLOT_HEADER 4
+static char* slot_buf = NULL;
+static size_t slot_room = 0; /* bytes per rank slot_buf holds, header included */
+
+size_t scr_peers_slot_room(void)
+{
+  return exchange_ready && slot_room > SLOT_HEADER ? slot_room - SLOT_HEADER : 0;
+}
+
+/* room for slots of `largest` bytes and a quarter more, for the next time */
+static void peer_slots_grow(int largest)
+{
+  size_t want = (size_t) largest + (size_t) largest / 4 + SLOT_HEADER + 64;
+  if (want <= slot_room) return;
+  char* grown = malloc(want * (size_t) scr.ranks);
+  if (!grown) return; /* the exchanges keep taking three collectives */
+  free(slot_buf);
+  slot_buf = grown;
+  slot_room = want;
+}
+
+void scr_peers_gather_slots(int id, const char* mine, int bytes, int largest)
+{
+  size_t slot = (size_t) largest + SLOT_HEADER;
+  char* send = malloc(slot);
+  char* own = send ? send : slot_buf + (size_t) scr.rank * slot; /* MPI_IN_PLACE when out of memory */
+  uint32_t length = (uint32_t) bytes;
+  memcpy(own, &length, SLOT_HEADER);
+  if (bytes > 0) memcpy(own + SLOT_HEADER, mine, (size_t) bytes);
+  memset(own + SLOT_HEADER + bytes, 0, slot - SLOT_HEADER - (size_t) bytes);
+  /* waited for politely, as the completion's agreements are (scr_mpi_all_true) */
+  MPI_Request request;
+  MPI_Iallgather(send ? send : MPI_IN_PLACE, (int) slot, MPI_BYTE, slot_buf, (int) slot, MPI_BYTE, scr.comm_world,
+                 &request);
+  scr_mpi_wait_all(1, &request);
+  free(send);
+  for (int r = 0; r < scr.ranks; r++) {
+    if (r == scr.rank) continue;
+    const char* at = slot_buf + (size_t) r * slot;
+    memcpy(&length, at, SLOT_HEADER);
+    if (length <= (uint32_t) largest) scr_peers_add_packed(at + SLOT_HEADER, length, id, r);
+  }
+  scr_peers_publish(0);
+}
+
 /* the exchange of one dataset's names */
 static void peer_gather_one(int id)
 {
@@ -67,9 +118,13 @@ static void peer_gather_one(int id)
   }
   const int* lengths = exchange_lengths;
   const int* offsets = lengths + scr.ranks;
-  for (int r = 0; r < scr.ranks; r++)
+  int largest = 0;
+  for (int r = 0; r < scr.ranks; r++) {
+    if (lengths[r] > largest) largest = lengths[r];
     if (r != scr.rank) scr_peers_add_packed(all + offsets[r], (size_t) lengths[r], id, r);
+  }
   free(all);
+  peer_slots_grow(largest);
 }
 
 void scr_peers_gather_cached(void)
@@ -94,6 +149,9 @@ void scr_peers_gather(int id)
 void scr_peers_clear(void)
 {
   scr_peers_forget();
+  free(slot_buf);
+  slot_buf = NULL;
+  slot_room = 0;
   free(exchange_lengths);
   exchange_lengths = NULL;
   exchange_ready = 0;

@@ -37,4 +37,13 @@ int scr_output_add_flags(int flags);
  * SCR_Complete_output writes it */
 int scr_output_agree(int root);
 
+/* What this rank would have every rank take in scr_output_agree: flags,
+ * checkpoint number, creation time, checkpoint counter. The preload layer
+ * carries them (and a hash of the name) in a collective it makes anyway;
+ * when every rank proposes the same, scr_output_agree_known(created) takes
+ * them without scr_output_agree's broadcasts (local, in memory only) */
+#define SCR_OUTPUT_PROPOSAL 4
+void scr_output_proposal(long long values[SCR_OUTPUT_PROPOSAL]);
+int scr_output_agree_known(long long created);
+
 #endif

@@ -75,6 +75,9 @@ int SCR_Init(void)
   MPI_Comm_size(scr.comm_node, &scr.node_ranks);
 
   if (scr_setup_directories() != SCR_SUCCESS) scr_init_fail();
+  /* where SCR_FAULT_CORRUPT, a test's hook, finds the files it damages */
+  const char* fault_roots[] = { scr.cache_dir, scr.prefix_scr };
+  scr_fault_set_roots(fault_roots, 2);
   scr_event_log_init();
   /* a run of the job begins: scr_log(1) draws a row from here to FINALIZE,
    * or marks the run failed when FINALIZE never comes */
@@ -158,6 +161,9 @@ int SCR_Finalize(void)
     scr_flush_async_finalize();
     scr_api_interval_advice();
     scr_recovery_resumed("SCR_Finalize");
+    /* exact when the job ends: during it, changes no reader would see were
+     * left for the next write (scr_flush_file.h); written only if it differs */
+    if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
     scr_event_log("FINALIZE", "datasets=%d checkpoints=%d seconds=%.3f", scr.dataset_id, scr.checkpoint_id,
                   scr_log_seconds() - scr.time_init);
     scr_cache_stop_reaper();

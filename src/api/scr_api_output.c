@@ -8,10 +8,12 @@
 #include <unistd.h>
 #include "scr.h"
 #include "scr_error.h"
+#include "scr_fault.h"
 #include "scr_log.h"
 #include "scr_interval.h"
 #include "scr_path.h"
 #include "scr_io.h"
+#include "scr_fault.h"
 #include "scr_filemap.h"
 #include "scr_dataset.h"
 #include "scr_globals.h"
@@ -177,9 +179,15 @@ int scr_output_begin(const char* name, int flags, int collective)
     scr_kvtree_get_int(desc, "CREATED", &created);
     MPI_Bcast(&created, 1, MPI_LONG_LONG, 0, scr.comm_world);
     scr_kvtree_set_kv_int(desc, "CREATED", created);
+    /* with the datasets make_room evicted */
     ok = scr_mpi_all_true(scr_cache_save_filemap() == SCR_SUCCESS, scr.comm_world);
   } else {
-    ok = scr_cache_save_filemap() == SCR_SUCCESS && room == SCR_SUCCESS;
+    /* Not written: the rank's first routed file names the dataset in the
+     * journal (scr_cache_route_file), which a restart merges to find and
+     * remove the dataset, as it must any dataset in progress, and the
+     * evicted ones are recorded with the completion (scr_cache_make_room).
+     * A begin that wrote the filemap was one of its two writes a checkpoint. */
+    ok = room == SCR_SUCCESS;
   }
   if (!ok && collective) {
     scr_cache_delete_dataset(id);
@@ -213,31 +221,58 @@ int scr_output_add_flags(int flags)
   return scr_cache_save_filemap();
 }
 
-int scr_output_agree(int root)
+void scr_output_proposal(long long values[SCR_OUTPUT_PROPOSAL])
 {
-  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, scr.output_id);
-  scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
-  long long values[4] = { scr.output_flags, 0, 0, scr.checkpoint_id }; /* flags, ckpt, created, counter */
+  scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, scr.output_id), "DSETDESC");
+  values[0] = scr.output_flags;
+  values[1] = 0;
+  values[2] = 0;
+  values[3] = scr.checkpoint_id;
   scr_kvtree_get_int(desc, "CKPT", &values[1]);
   scr_kvtree_get_int(desc, "CREATED", &values[2]);
-  char name[SCR_MAX_FILENAME];
-  snprintf(name, sizeof(name), "%s", scr.output_name ? scr.output_name : "");
-  MPI_Bcast(values, 4, MPI_LONG_LONG, root, scr.comm_world);
-  MPI_Bcast(name, (int) sizeof(name), MPI_CHAR, root, scr.comm_world);
+}
 
+/* the dataset in progress takes these flags, checkpoint number, creation
+ * time, counter and name */
+static void scr_output_adopt(const long long values[SCR_OUTPUT_PROPOSAL], const char* name)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, scr.output_id);
   scr_kvtree* agreed = scr_dataset_new(scr.output_id, name, (int) values[0], (int) values[1], scr.user,
                                        scr.job_name, scr.job_id);
   scr_kvtree_set_kv_int(agreed, "CREATED", values[2]);
   scr_kvtree_set(dset, "DSETDESC", agreed);
   scr.output_flags = (int) values[0];
   scr.checkpoint_id = (int) values[3];
+  char* copy = strdup(name);
   free(scr.output_name);
-  scr.output_name = strdup(name);
+  scr.output_name = copy;
   /* not written here: SCR_Complete_output (or the abandon) that follows
    * writes the filemap, and until then the dataset is incomplete, which a
    * crash discards whatever name it has on disk. A write here, of every
    * cached dataset's files, was a quarter of the filemap writes of a
    * checkpoint. */
+}
+
+int scr_output_agree(int root)
+{
+  long long values[SCR_OUTPUT_PROPOSAL];
+  scr_output_proposal(values);
+  char name[SCR_MAX_FILENAME];
+  snprintf(name, sizeof(name), "%s", scr.output_name ? scr.output_name : "");
+  MPI_Bcast(values, SCR_OUTPUT_PROPOSAL, MPI_LONG_LONG, root, scr.comm_world);
+  MPI_Bcast(name, (int) sizeof(name), MPI_CHAR, root, scr.comm_world);
+  scr_output_adopt(values, name);
+  return SCR_SUCCESS;
+}
+
+int scr_output_agree_known(long long created)
+{
+  long long values[SCR_OUTPUT_PROPOSAL];
+  scr_output_proposal(values);
+  values[2] = created;
+  char name[SCR_MAX_FILENAME];
+  snprintf(name, sizeof(name), "%s", scr.output_name ? scr.output_name : "");
+  scr_output_adopt(values, name);
   return SCR_SUCCESS;
 }
 
@@ -373,16 +408,51 @@ int SCR_Complete_output(int valid)
     return SCR_FAILURE;
   }
   int id = scr.output_id;
-  uint64_t counts[2] = { 0, 0 }, totals[2] = { 0, 0 };
-  int mine = scr_cache_complete_files(id, valid, &counts[0], &counts[1]);
-  int all_valid = scr_mpi_all_true(mine, scr.comm_world);
-  MPI_Allreduce(counts, totals, 2, MPI_UINT64_T, MPI_SUM, scr.comm_world);
+  int flags = scr.output_flags;
+  /* Two agreements in all (and the redundancy scheme's own collectives):
+   * whether every rank's files are there, with the totals, then whether
+   * every rank recorded the dataset, with the redundancy's outcome, whether
+   * the next dataset fits in the cache, and rank 0's halt verdict. The
+   * filemap is written once, with the dataset complete and protected: a
+   * crash before every rank wrote it leaves it incomplete on some rank, and
+   * a restart takes the one before, which is still whole (the newest
+   * complete checkpoint is never evicted). */
+  uint64_t counts[3] = { 0, 0, 0 }, totals[3] = { 0, 0, 0 }; /* invalid ranks, files, bytes */
+  counts[0] = !scr_cache_complete_files(id, valid, &counts[1], &counts[2]);
+  scr_mpi_allreduce(counts, totals, 3, MPI_UINT64_T, MPI_SUM, scr.comm_world);
+  int all_valid = totals[0] == 0;
 
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
-  scr_dataset_set_complete(scr_kvtree_get(dset, "DSETDESC"), all_valid, totals[0], totals[1]);
-  int rc = scr_cache_save_filemap();
-  all_valid = scr_mpi_all_true(all_valid && rc == SCR_SUCCESS, scr.comm_world);
-  if (!all_valid) {
+  scr_dataset_set_complete(scr_kvtree_get(dset, "DSETDESC"), all_valid, totals[1], totals[2]);
+  /* not recorded, not protected, the next dataset does not fit, halt */
+  int outcome[4] = { 0, 0, 0, 0 }, agreed[4] = { 0, 0, 0, 0 };
+  double redundancy_seconds = 0;
+  const struct scr_reddesc* reddesc = NULL;
+  if (all_valid) {
+    long long ckpt = 0;
+    scr_kvtree_get_int(scr_kvtree_get(dset, "DSETDESC"), "CKPT", &ckpt);
+    reddesc = scr_reddesc_select((int) ckpt, flags);
+    const char* scheme = reddesc ? scr_reddesc_type_name(reddesc->type) : "NONE";
+    double redundancy_start = scr_log_seconds();
+    /* the write span ends and the encoding span begins */
+    scr_event_log("ENCODE_START", "dset=%d scheme=%s files=%llu bytes=%llu write_seconds=%.3f", id, scheme,
+                  (unsigned long long) totals[1], (unsigned long long) totals[2],
+                  redundancy_start - scr.output_start_time);
+    outcome[1] = !scr_redundancy_apply_unsaved(id, reddesc);
+    redundancy_seconds = scr_log_seconds() - redundancy_start;
+    scr_event_log("ENCODE_COMPLETE", "dset=%d scheme=%s bytes=%llu seconds=%.3f", id, scheme,
+                  (unsigned long long) totals[2], redundancy_seconds);
+    outcome[0] = scr_cache_save_filemap() != SCR_SUCCESS;
+    scr_fault_point("recorded"); /* this rank's filemap says complete, maybe not every rank's */
+    /* whether the next dataset fits in the cache, from this one's size */
+    outcome[2] = scr_cache_predict_node(id);
+    /* a checkpoint is counted against a halt condition's CheckpointsLeft
+     * here, before every rank is known to have recorded it: only a failed
+     * write of a filemap makes the count one too many */
+    if (flags & SCR_FLAG_CHECKPOINT) outcome[3] = scr_halt_decide(1);
+    scr_mpi_allreduce(outcome, agreed, 4, MPI_INT, MPI_MAX, scr.comm_world);
+  }
+  if (!all_valid || agreed[0]) {
     if (scr.rank == 0)
       scr_err("dataset %d (%s) is invalid on at least one rank: it is discarded and the "
               "previous checkpoint stays the newest", id, scr.output_name);
@@ -391,35 +461,27 @@ int SCR_Complete_output(int valid)
     scr_api_abandon_output();
     return SCR_FAILURE;
   }
+  if (agreed[1] && scr.rank == 0)
+    scr_err("applying %s redundancy to dataset %d failed: the dataset is not protected",
+            scr_reddesc_type_name(reddesc->type), id);
+  scr_cache_predict_agreed(outcome[2], agreed[2]);
+  if (agreed[3]) scr.should_exit = 1;
 
-  int flags = scr.output_flags;
-  long long ckpt = 0;
-  scr_kvtree_get_int(scr_kvtree_get(dset, "DSETDESC"), "CKPT", &ckpt);
-  double redundancy_start = scr_log_seconds();
-  const struct scr_reddesc* reddesc = scr_reddesc_select((int) ckpt, flags);
-  const char* scheme = reddesc ? scr_reddesc_type_name(reddesc->type) : "NONE";
-  /* the write span ends and the encoding span begins */
-  scr_event_log("ENCODE_START", "dset=%d scheme=%s files=%llu bytes=%llu write_seconds=%.3f", id, scheme,
-                (unsigned long long) totals[0], (unsigned long long) totals[1],
-                redundancy_start - scr.output_start_time);
-  scr_redundancy_apply(id, reddesc);
-  double redundancy_seconds = scr_log_seconds() - redundancy_start;
-  scr_event_log("ENCODE_COMPLETE", "dset=%d scheme=%s bytes=%llu seconds=%.3f", id, scheme,
-                (unsigned long long) totals[1], redundancy_seconds);
   scr.stat_redundancy_seconds += redundancy_seconds;
   scr_dbg(2, "redundancy of dataset %d took %.3f s", id, redundancy_seconds);
   double seconds = scr_log_seconds() - scr.output_start_time;
-  scr_complete_report(id, totals[0], totals[1], seconds);
+  scr_complete_report(id, totals[1], totals[2], seconds);
   /* in cache only, until a flush: scr_postrun scavenges what this file says */
   if (scr.rank == 0) scr_flush_file_set_location(scr.prefix, id, scr.output_name, SCR_FLUSH_FILE_CACHE);
   scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_COMPLETE" : "OUTPUT_COMPLETE",
                 "dset=%d name=%s files=%llu bytes=%llu seconds=%.3f", id, scr.output_name,
-                (unsigned long long) totals[0], (unsigned long long) totals[1], seconds);
+                (unsigned long long) totals[1], (unsigned long long) totals[2], seconds);
   free(scr.output_name);
   scr.output_name = NULL;
   scr.in_output = 0;
 
-  rc = SCR_SUCCESS;
+  int rc = SCR_SUCCESS;
+  scr_fault_point("encoded"); /* complete and protected in cache, not yet flushed */
   double flush_start = scr_log_seconds();
   /* a checkpoint may go in the background; output is on the prefix directory
    * when SCR_Complete_output returns, as its return value says */
@@ -428,14 +490,14 @@ int SCR_Complete_output(int valid)
     rc = SCR_FAILURE;
   scr.stat_flush_seconds += scr_log_seconds() - flush_start;
   scr.stat_datasets++;
-  scr.stat_bytes += counts[1];
+  scr.stat_bytes += counts[2];
   scr.stat_output_seconds += scr_log_seconds() - scr.output_start_time;
   /* output-only data leaves the cache once it is on the prefix directory, as in
    * LLNL SCR; a new checkpoint lets the one it replaces go (scr_cache_evict_to) */
   if (!(flags & SCR_FLAG_CHECKPOINT) && scr_flush_is_flushed(id)) scr_cache_delete_dataset(id);
-  scr_cache_trim();
-  /* whether the next dataset fits in the cache, from this one's size */
-  scr_cache_predict_next(id);
+  /* every rank evicts the same datasets, and nothing here needs to know
+   * whether another rank failed to: no agreement */
+  scr_cache_trim_local();
 
   if (flags & SCR_FLAG_CHECKPOINT) {
     scr.time_in_checkpoints += seconds;
@@ -444,7 +506,7 @@ int SCR_Complete_output(int valid)
     scr.time_last_checkpoint_start = scr.output_start_time;
     scr.checkpoints_this_run++;
     scr.time_last_checkpoint_end = scr_log_seconds();
-    if (scr_halt_check(1)) {
+    if (scr.should_exit) {
       /* the job stops after this checkpoint: make sure it outlives the allocation */
       scr_flush_async_wait();
       if (!scr_flush_is_flushed(id) && scr.flush > 0) scr_flush_dataset(id);

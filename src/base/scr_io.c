@@ -427,8 +427,32 @@ int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
   return scr_io_copy_file_paced(src, dst, parent_mode, crc, size, NULL, NULL);
 }
 
+static int scr_io_copy_file_checked(const char* src, const char* dst, mode_t parent_mode, const uint32_t* expect,
+                                    uint32_t* crc, uint64_t* size, int (*pace)(uint64_t copied, void* arg),
+                                    void* arg);
+
 int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode, uint32_t* crc, uint64_t* size,
                            int (*pace)(uint64_t copied, void* arg), void* arg)
+{
+  return scr_io_copy_file_checked(src, dst, parent_mode, NULL, crc, size, pace, arg);
+}
+
+int scr_io_copy_file_expecting(const char* src, const char* dst, mode_t parent_mode, uint32_t expect,
+                               uint32_t* crc, uint64_t* size)
+{
+  return scr_io_copy_file_checked(src, dst, parent_mode, &expect, crc, size, NULL, NULL);
+}
+
+int scr_io_copy_file_paced_expecting(const char* src, const char* dst, mode_t parent_mode, const uint32_t* expect,
+                                     uint32_t* crc, uint64_t* size, int (*pace)(uint64_t copied, void* arg),
+                                     void* arg)
+{
+  return scr_io_copy_file_checked(src, dst, parent_mode, expect, crc, size, pace, arg);
+}
+
+static int scr_io_copy_file_checked(const char* src, const char* dst, mode_t parent_mode, const uint32_t* expect,
+                                    uint32_t* crc, uint64_t* size, int (*pace)(uint64_t copied, void* arg),
+                                    void* arg)
 {
   struct stat st;
   int in = scr_io_open_source(src, &st);
@@ -466,6 +490,14 @@ int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode,
   uint64_t total;
   rc = scr_io_copy_data(in, src, out, tmp, &value, &total, pace, arg);
   if (rc != SCR_SUCCESS) goto done;
+  if (expect && value != *expect) {
+    /* the source is not what was recorded: the copy never takes dst's name,
+     * so whatever dst held (an older checkpoint's file) stays */
+    if (crc) *crc = value;
+    if (size) *size = total;
+    rc = SCR_ERR_CORRUPT;
+    goto done;
+  }
   if (fsync(out) != 0) {
     scr_err("cannot sync %s: %s", tmp, strerror(errno));
     rc = SCR_ERR_IO;

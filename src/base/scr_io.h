@@ -42,6 +42,16 @@ int scr_io_copy_file(const char* src, const char* dst, mode_t parent_mode,
  * SCR_ERR_FAILURE returned, nothing logged) */
 int scr_io_copy_file_paced(const char* src, const char* dst, mode_t parent_mode, uint32_t* crc, uint64_t* size,
                            int (*pace)(uint64_t copied, void* arg), void* arg);
+/* scr_io_copy_file, but when the content's CRC32 is not expect the copy is
+ * removed before it takes dst's name (dst untouched): SCR_ERR_CORRUPT, with
+ * *crc and *size those of what was read */
+int scr_io_copy_file_expecting(const char* src, const char* dst, mode_t parent_mode, uint32_t expect,
+                               uint32_t* crc, uint64_t* size);
+/* scr_io_copy_file_paced, checked against *expect as scr_io_copy_file_expecting
+ * does when expect is not NULL */
+int scr_io_copy_file_paced_expecting(const char* src, const char* dst, mode_t parent_mode, const uint32_t* expect,
+                                     uint32_t* crc, uint64_t* size, int (*pace)(uint64_t copied, void* arg),
+                                     void* arg);
 /* dst made a hard link of existing, the same way (a link at the temporary
  * name renamed over dst), so dst is either what it was or the other name of
  * existing; missing parents of dst are created with parent_mode. SCR_SUCCESS,

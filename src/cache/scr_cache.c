@@ -459,10 +459,19 @@ static void scr_cache_delete_attached_store(int id, scr_kvtree* dset, scr_kvtree
     if (store && unlink(store) == 0) scr_cache_prune_dirs(store, top);
     free(store);
   }
+  /* the record of their CRC32s goes with them (a rank that held none leaves
+   * it), and with it the directory once empty */
+  if (scr_kvtree_size(scr_kvtree_get(mine, "ATTACHED")) > 0) {
+    char* record = scr_prefix_dir_attached(scr.prefix, id, SCR_PREFIX_DIR_ATTACHED_RECORD);
+    if (record && unlink(record) == 0) rmdir(top);
+    free(record);
+  }
   free(top);
 }
 
-int scr_cache_delete_dataset(int id)
+/* scr_cache_delete_dataset without writing the filemap, for a caller that
+ * writes it with its own change */
+static void scr_cache_drop_dataset(int id)
 {
   /* Ranks of a node share the dataset directory and may delete at different
    * times (a rebuild replaces one rank's part): each rank moves only what its
@@ -508,6 +517,11 @@ int scr_cache_delete_dataset(int id)
   free(dir);
   scr_filemap_remove_dataset(scr.filemap, id);
   if (scr.rank == 0 && scr.prefix) scr_flush_file_remove(scr.prefix, id);
+}
+
+int scr_cache_delete_dataset(int id)
+{
+  scr_cache_drop_dataset(id);
   return scr_cache_save_filemap();
 }
 
@@ -528,11 +542,13 @@ int scr_cache_newest_checkpoint(void)
  * removes the prefix directory's copies of the files attached to it, which
  * the writer's filemap may no longer list (its node was lost, and its part
  * rebuilt without them) */
-static int scr_cache_evict_dataset(int id)
+static int scr_cache_evict_dataset(int id, int save)
 {
   long long flushed = 0;
   scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), "FLUSHED", &flushed);
-  int rc = scr_cache_delete_dataset(id);
+  int rc = SCR_SUCCESS;
+  if (save) rc = scr_cache_delete_dataset(id);
+  else scr_cache_drop_dataset(id);
   char* top = scr.rank == 0 && !flushed ? scr_prefix_dir_attached(scr.prefix, id, NULL) : NULL;
   if (top) {
     struct stat st;
@@ -542,21 +558,24 @@ static int scr_cache_evict_dataset(int id)
   return rc;
 }
 
-/* datasets that hold the copy of a pointer file the program sees (set
- * collectively by scr_cache_pin, so every rank keeps the same ones) */
-static int scr_cache_pinned[SCR_CACHE_PINS_MAX];
-static int scr_cache_pinned_count = 0;
+/* datasets the program may resume from, by kind (set collectively by
+ * scr_cache_pin, so every rank keeps the same ones) */
+static int scr_cache_pinned[SCR_CACHE_PIN_KINDS][SCR_CACHE_PINS_MAX];
+static int scr_cache_pinned_count[SCR_CACHE_PIN_KINDS];
 
-void scr_cache_pin(const int* ids, int count)
+void scr_cache_pin(enum scr_cache_pin_kind kind, const int* ids, int count)
 {
-  scr_cache_pinned_count = count < SCR_CACHE_PINS_MAX ? count : SCR_CACHE_PINS_MAX;
-  memcpy(scr_cache_pinned, ids, (size_t) scr_cache_pinned_count * sizeof(*ids));
+  if ((unsigned) kind >= SCR_CACHE_PIN_KINDS) return;
+  if (count < 0) count = 0;
+  scr_cache_pinned_count[kind] = count < SCR_CACHE_PINS_MAX ? count : SCR_CACHE_PINS_MAX;
+  memcpy(scr_cache_pinned[kind], ids, (size_t) scr_cache_pinned_count[kind] * sizeof(*ids));
 }
 
 static int scr_cache_is_pinned(int id)
 {
-  for (int i = 0; i < scr_cache_pinned_count; i++)
-    if (scr_cache_pinned[i] == id) return 1;
+  for (int kind = 0; kind < SCR_CACHE_PIN_KINDS; kind++)
+    for (int i = 0; i < scr_cache_pinned_count[kind]; i++)
+      if (scr_cache_pinned[kind][i] == id) return 1;
   return 0;
 }
 
@@ -583,7 +602,7 @@ int scr_cache_evictable_oldest(int keep, int newest, int above)
   return oldest;
 }
 
-static int scr_cache_evict_to(long long limit, int keep)
+static int scr_cache_evict_to(long long limit, int keep, int save)
 {
   /* every rank holds the same dataset ids, so decisions agree without talking */
   int rc = SCR_SUCCESS;
@@ -599,25 +618,38 @@ static int scr_cache_evict_to(long long limit, int keep)
       scr_warn("dataset %d, changed in place since it was protected, leaves the cache to make room "
                "(SCR_CACHE_SIZE=%lld): the change is lost; the prefix directory keeps it as it was flushed, if it "
                "was", oldest, scr.cache_size);
-    if (scr_cache_evict_dataset(oldest) != SCR_SUCCESS) rc = SCR_ERR_IO;
+    if (scr_cache_evict_dataset(oldest, save) != SCR_SUCCESS) rc = SCR_ERR_IO;
   }
   return rc;
 }
 
+/* The filemap is not written here: the dataset about to begin is what room
+ * is made for, and its start (or, under the preload, its completion) writes
+ * the filemap with both changes (scr_output_begin). Until then the filemap on
+ * disk still lists the evicted datasets, whose files are already in the
+ * trash: a crash in between leaves them listed but not whole, which a restart
+ * drops as it drops any dataset that is not; the newest checkpoint is never
+ * evicted, so it is still there. One write of the filemap (temporary file,
+ * fsync, rename, fsync of the directory) per checkpoint instead of two. */
 int scr_cache_make_room_local(int keep)
 {
-  return scr_cache_evict_to(scr.cache_size - 1, keep);
+  return scr_cache_evict_to(scr.cache_size - 1, keep, 0);
 }
 
 /* the all-true only makes a failure on one rank visible to all */
 int scr_cache_make_room(int keep)
 {
-  int rc = scr_cache_evict_to(scr.cache_size - 1, keep);
+  int rc = scr_cache_evict_to(scr.cache_size - 1, keep, 0);
   return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_IO;
+}
+
+int scr_cache_trim_local(void)
+{
+  return scr_cache_evict_to(scr.cache_size, -1, 1);
 }
 
 int scr_cache_trim(void)
 {
-  int rc = scr_cache_evict_to(scr.cache_size, -1);
+  int rc = scr_cache_trim_local();
   return scr_mpi_all_true(rc == SCR_SUCCESS, scr.comm_world) ? SCR_SUCCESS : SCR_ERR_IO;
 }

@@ -50,11 +50,15 @@ int scr_cache_newest_checkpoint(void);
  * renamed into a trash area that a background thread empties */
 int scr_cache_delete_dataset(int id);
 
-/* datasets never evicted, beyond SCR_CACHE_SIZE: the ones holding a file the
- * program reads to find its checkpoint (a pointer; at most SCR_CACHE_PINS_MAX).
- * Every rank must pin the same ones: set them at a collective point. */
+/* datasets never evicted, beyond SCR_CACHE_SIZE, because the program may
+ * resume from them (the preload layer): those holding a file the program
+ * reads to find its checkpoint (a pointer), and the newest checkpoint it
+ * renamed into place after it completed. Each kind is a list of its own (at
+ * most SCR_CACHE_PINS_MAX), replaced whole by each call. Every rank must pin
+ * the same ones: set them where no rank can be starting a dataset alone. */
 #define SCR_CACHE_PINS_MAX 8
-void scr_cache_pin(const int* ids, int count);
+enum scr_cache_pin_kind { SCR_CACHE_PIN_POINTERS, SCR_CACHE_PIN_RENAMED, SCR_CACHE_PIN_KINDS };
+void scr_cache_pin(enum scr_cache_pin_kind kind, const int* ids, int count);
 
 /* the dataset eviction removes first: the oldest with an id above `above`
  * that is not `keep`, `newest`, pinned, being flushed or unflushed output;
@@ -66,19 +70,30 @@ int scr_cache_evictable_oldest(int keep, int newest, int above);
  * free space of the cache; if not on some node, scr.cache_full is set and
  * the next dataset is written to the prefix directory (scr_cache_space.c) */
 void scr_cache_predict_next(int id);
+/* its two halves, for a caller that agrees on the verdict in a collective
+ * of its own: collective over the node, 1 when this node's cache is too
+ * small for the next dataset; then, with the verdict of every node (any),
+ * on every rank */
+int scr_cache_predict_node(int id);
+void scr_cache_predict_agreed(int full, int any);
 /* 1 when dataset id is written to the prefix directory (SCR_CACHE_BYPASS,
  * or a cache predicted full when it began) */
 int scr_cache_dataset_bypassed(int id);
 
 /* collective: delete oldest datasets until fewer than SCR_CACHE_SIZE remain,
  * keeping `keep` (-1: none), datasets being flushed, output not yet flushed,
- * the newest complete checkpoint (the restart point) and the pinned ones */
+ * the newest complete checkpoint (the restart point) and the pinned ones.
+ * The filemap is not written: the caller's next write records it (see
+ * scr_cache.c for why that is safe) */
 int scr_cache_make_room(int keep);
 /* the same on this rank alone, without telling the others */
 int scr_cache_make_room_local(int keep);
 
-/* collective: the same down to SCR_CACHE_SIZE datasets, once a dataset completed */
+/* collective: the same down to SCR_CACHE_SIZE datasets, once a dataset
+ * completed; the filemap is written when a dataset left */
 int scr_cache_trim(void);
+/* the same on this rank alone: every rank evicts the same datasets */
+int scr_cache_trim_local(void);
 
 /* the trash of the node's cache directory, and its emptying here and now,
  * when space it holds is needed (the reaper may be emptying it too) */

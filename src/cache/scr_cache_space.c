@@ -14,6 +14,7 @@
 #include "scr_filemap.h"
 #include "scr_globals.h"
 #include "scr_cache.h"
+#include "scr_mpi.h"
 
 /* Why predict rather than catch ENOSPC: under the preload the program's
  * descriptor is the cache file and write(2) is not wrapped, and an API
@@ -90,7 +91,7 @@ static unsigned long long scr_cache_space_free(void)
   struct statvfs vfs;
   unsigned long long avail = ~0ull, node_avail = 0;
   if (statvfs(scr.cache_dir, &vfs) == 0) avail = (unsigned long long) vfs.f_bavail * vfs.f_frsize;
-  MPI_Allreduce(&avail, &node_avail, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, scr.comm_node);
+  scr_mpi_allreduce(&avail, &node_avail, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, scr.comm_node);
   return node_avail;
 }
 
@@ -101,7 +102,7 @@ int scr_cache_dataset_bypassed(int id)
   return bypass != 0;
 }
 
-void scr_cache_predict_next(int id)
+int scr_cache_predict_node(int id)
 {
   uint64_t data = 0, red = 0;
   if (id >= 0 && scr_filemap_get_dataset(scr.filemap, id)) {
@@ -116,7 +117,7 @@ void scr_cache_predict_next(int id)
   unsigned long long mine[3] = { data + red, scr_cache_freed_at_next_start(), trash ? scr_cache_space_used(trash) : 0 };
   unsigned long long node[3];
   free(trash);
-  MPI_Allreduce(mine, node, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, scr.comm_node);
+  scr_mpi_allreduce(mine, node, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, scr.comm_node);
   /* evicted datasets wait in the trash for the reaper thread: when their
    * space makes the difference it is freed now, as the next dataset may be
    * written before the reaper gets to them */
@@ -126,21 +127,42 @@ void scr_cache_predict_next(int id)
     node_avail = scr_cache_space_free();
   }
   int full = node[0] > 0 && node[0] > node_avail + node[1];
-  /* one decision for the whole job: a dataset bypasses on every rank or on
-   * none, so its flush and redundancy stay collective */
-  int any = 0;
-  MPI_Allreduce(&full, &any, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  if (full) {
+    scr_dbg(1, "cache on %s: %llu bytes needed, %llu free", scr.hostname, node[0], node_avail + node[1]);
+    scr.cache_full_need = node[0];
+    scr.cache_full_free = node_avail + node[1];
+    scr.cache_full_evicting = node[1] != 0;
+  }
+  return full;
+}
+
+void scr_cache_predict_agreed(int full, int any)
+{
   if (any && !scr.cache_full && !scr.cache_bypass) {
     /* rank 0 says it once per run, with its own node's numbers (or the
      * first node's that is full, at debug level 1, per change) */
     static int warned = 0;
-    if (scr.rank == 0 && !warned)
-      scr_warn("the cache %s cannot hold the next dataset on %s (about %llu bytes needed, %llu free%s): datasets "
-               "are written to the prefix directory %s instead while the cache is too small (said once per run)",
-               scr.cache_dir, full ? scr.hostname : "some node", node[0], node_avail + node[1],
-               node[1] ? " once older datasets are evicted" : "", scr.prefix);
+    if (scr.rank == 0 && !warned) {
+      if (full)
+        scr_warn("the cache %s cannot hold the next dataset on %s (about %llu bytes needed, %llu free%s): "
+                 "datasets are written to the prefix directory %s instead while the cache is too small (said "
+                 "once per run)", scr.cache_dir, scr.hostname, scr.cache_full_need, scr.cache_full_free,
+                 scr.cache_full_evicting ? " once older datasets are evicted" : "", scr.prefix);
+      else
+        scr_warn("the cache %s cannot hold the next dataset on some node: datasets are written to the "
+                 "prefix directory %s instead while the cache is too small (said once per run)",
+                 scr.cache_dir, scr.prefix);
+    }
     warned = 1;
   }
-  if (full) scr_dbg(1, "cache on %s: %llu bytes needed, %llu free", scr.hostname, node[0], node_avail + node[1]);
   scr.cache_full = any;
+}
+
+void scr_cache_predict_next(int id)
+{
+  /* one decision for the whole job: a dataset bypasses on every rank or on
+   * none, so its flush and redundancy stay collective */
+  int full = scr_cache_predict_node(id), any = 0;
+  MPI_Allreduce(&full, &any, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  scr_cache_predict_agreed(full, any);
 }

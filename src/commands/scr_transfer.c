@@ -78,6 +78,8 @@ struct transfer_job {
   double start;
   uint64_t checked;     /* bytes copied at the last look at the command */
   /* how it ended */
+  int expecting;        /* EXPECT was given: the copy is checked against expect */
+  uint32_t expect;
   int rc;
   uint32_t crc;
   uint64_t copied;
@@ -156,6 +158,9 @@ static int transfer_pick_next(scr_kvtree* t, void* arg)
         break;
       }
       pick->count++;
+      const char* expect = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_EXPECT);
+      job->expecting = expect != NULL;
+      job->expect = expect ? (uint32_t) strtoul(expect, NULL, 16) : 0;
       job->size = size;
       job->bw = bw;
       job->percent = percent;
@@ -207,8 +212,12 @@ static void transfer_copy(struct transfer_job* job)
 {
   job->start = transfer_now();
   job->checked = 0;
-  job->rc = scr_io_copy_file_paced(job->src, job->dst, 0755, &job->crc, &job->copied, transfer_pace, job);
-  if (job->rc != SCR_SUCCESS && job->rc != SCR_ERR_FAILURE) {
+  job->rc = scr_io_copy_file_paced_expecting(job->src, job->dst, 0755, job->expecting ? &job->expect : NULL,
+                                             &job->crc, &job->copied, transfer_pace, job);
+  if (job->rc == SCR_ERR_CORRUPT) {
+    snprintf(job->why, sizeof(job->why), "CRC32 of the cached file is 0x%08x, 0x%08x was recorded: the cached copy "
+             "is corrupt; %s was left as it was", job->crc, job->expect, job->dst);
+  } else if (job->rc != SCR_SUCCESS && job->rc != SCR_ERR_FAILURE) {
     snprintf(job->why, sizeof(job->why), "copy to %s failed: %s", job->dst, scr_error_string(job->rc));
   } else if (job->rc == SCR_SUCCESS && job->copied != job->size) {
     snprintf(job->why, sizeof(job->why), "%llu bytes copied, %llu expected: the cached file changed",

@@ -74,7 +74,14 @@ int scr_filemap_journal_merge(const char* path, int rank, scr_kvtree* map)
     at = p;
     int id = atoi(field[0]);
     scr_kvtree* dset = scr_filemap_get_dataset(map, id);
-    if (!dset || scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
+    if (dset && scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
+    /* A dataset the filemap does not know began after it was last written:
+     * the preload layer's start of a dataset writes only here. Named without a
+     * descriptor, it is incomplete, and goes with its files. (Every write of
+     * the filemap empties the journal, so a record never outlives that write
+     * by more than a crash between the two: then the dataset was complete
+     * and is named above, or was evicted, and its files are gone already.) */
+    if (!dset) scr_filemap_add_dataset(map, id);
     if (scr_kvtree_get(scr_filemap_get_files(map, id, rank), field[1])) continue;
     scr_filemap_add_file(map, id, rank, field[1], field[2], field[3]);
     merged++;

@@ -16,8 +16,9 @@ size_t scr_filemap_journal_encode(char* buf, size_t size, int id, const char* ca
                                   const char* relpath);
 
 /* add the files of the journal at path to rank's files in map, only in
- * datasets map has that are not complete (a completion wrote the filemap,
- * which names what it kept); a record cut short ends the journal. Returns
+ * datasets that are not complete in map (a completion wrote the filemap,
+ * which names what it kept); a dataset map lacks is added, without a
+ * descriptor, so incomplete; a record cut short ends the journal. Returns
  * how many files were added, 0 when there is no journal */
 int scr_filemap_journal_merge(const char* path, int rank, scr_kvtree* map);
 

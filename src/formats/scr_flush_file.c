@@ -1,5 +1,5 @@
 /* scr_flush_file.c - maintain <prefix>/.scr/flush.scr (see scr_flush_file.h).
- * Only rank 0 of a job writes it, so a plain atomic rewrite is enough. */
+ * Only rank 0 of a job writes it (atomically), and only when a reader would see a change. */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
@@ -18,27 +18,74 @@ static char* scr_flush_file_path(const char* prefix)
   return path;
 }
 
+/* What the job meant the file to say (rank 0 is its only writer while the job
+ * runs), and the file it stands for. The file is rewritten (a temporary file,
+ * fsync, rename and an fsync of the directory: on a parallel file system the
+ * dearest writes of a checkpoint) only when what its readers depend on
+ * changes (scr_flush_file_matters); otherwise the change stays here and goes
+ * out with the next write. A checkpoint that completes in cache while an
+ * older one still is, and the eviction of that older one, write nothing. */
+static scr_kvtree* scr_flush_file_meant = NULL;
+static char* scr_flush_file_meant_path = NULL;
+
+/* the readers: scr_postrun asks whether any dataset is not on the prefix
+ * directory (CACHE or FLUSHING); a flush asks whether one of its dataset began
+ * and never ended (FLUSHING). Which datasets are in CACHE, their names, and
+ * which are on the prefix directory (PFS), nobody asks: a listed dataset that
+ * left the cache since, or one in CACHE that replaced another there, changes
+ * no answer. 1 when a and b answer alike. */
+static int scr_flush_file_same_answers(const scr_kvtree* a, const scr_kvtree* b)
+{
+  const scr_kvtree* trees[2] = { a, b };
+  int pending[2] = { 0, 0 };
+  for (int t = 0; t < 2; t++) {
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(trees[t], "DSET")); e; e = scr_kvtree_next(e)) {
+      const char* location = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "LOCATION");
+      if (!location || strcmp(location, SCR_FLUSH_FILE_PFS) != 0) pending[t] = 1;
+      if (!location || strcmp(location, SCR_FLUSH_FILE_FLUSHING) != 0) continue;
+      const char* other = scr_kvtree_get_val(scr_kvtree_get_kv_int(trees[1 - t], "DSET", scr_kvtree_elem_key_int(e)),
+                                             "LOCATION");
+      if (!other || strcmp(other, SCR_FLUSH_FILE_FLUSHING) != 0) return 0;
+    }
+  }
+  return pending[0] == pending[1];
+}
+
+/* the tree the job means the file to hold, read from the file the first time
+ * (or when the prefix changed); NULL when out of memory */
+static scr_kvtree* scr_flush_file_meant_for(const char* path)
+{
+  if (scr_flush_file_meant && scr_flush_file_meant_path && strcmp(scr_flush_file_meant_path, path) == 0)
+    return scr_flush_file_meant;
+  scr_kvtree_delete(&scr_flush_file_meant);
+  free(scr_flush_file_meant_path);
+  scr_flush_file_meant_path = strdup(path);
+  scr_flush_file_meant = scr_kvtree_new();
+  if (scr_kvtree_read_file_if_exists(path, scr_flush_file_meant) != SCR_SUCCESS)
+    scr_kvtree_clear(scr_flush_file_meant); /* rebuilt from what we know now */
+  return scr_flush_file_meant;
+}
+
 static int scr_flush_file_edit(const char* prefix, int id, const char* name, const char* location)
 {
   char* path = scr_flush_file_path(prefix);
-  if (!path) return SCR_ERR_NOMEM;
-  scr_kvtree* tree = scr_kvtree_new();
-  int rc = scr_kvtree_read_file_if_exists(path, tree);
-  if (rc != SCR_SUCCESS) scr_kvtree_clear(tree); /* rebuilt from what we know now */
+  scr_kvtree* tree = path ? scr_flush_file_meant_for(path) : NULL;
+  scr_kvtree* before = tree ? scr_kvtree_copy(tree) : NULL;
+  if (!before) {
+    free(path);
+    return SCR_ERR_NOMEM;
+  }
   if (location) {
     scr_kvtree* dset = scr_kvtree_add_kv_int(tree, "DSET", id);
     if (name) scr_kvtree_set_kv(dset, "NAME", name);
     scr_kvtree_set_kv(dset, "LOCATION", location);
   } else if (scr_kvtree_get_kv_int(tree, "DSET", id)) {
     scr_kvtree_unset_kv_int(tree, "DSET", id);
-  } else {
-    /* nothing to forget: no write */
-    scr_kvtree_delete(&tree);
-    free(path);
-    return SCR_SUCCESS;
   }
-  rc = scr_kvtree_write_file_mode(path, tree, 1);
-  scr_kvtree_delete(&tree);
+  int rc = scr_flush_file_same_answers(before, tree) ? SCR_SUCCESS : scr_kvtree_write_file_mode(path, tree, 1);
+  /* a write that failed leaves the file as it was: the next edit reads it again */
+  if (rc != SCR_SUCCESS) scr_kvtree_delete(&scr_flush_file_meant);
+  scr_kvtree_delete(&before);
   free(path);
   return rc;
 }
@@ -100,7 +147,10 @@ int scr_flush_file_match(const char* prefix, const scr_kvtree* filemap)
   free(pa);
   free(pb);
   scr_kvtree_delete(&old);
-  scr_kvtree_delete(&now);
-  free(path);
+  /* from here on the file is what the job means it to say */
+  scr_kvtree_delete(&scr_flush_file_meant);
+  free(scr_flush_file_meant_path);
+  scr_flush_file_meant_path = path;
+  scr_flush_file_meant = now;
   return rc;
 }

@@ -1,15 +1,20 @@
 /* scr_index_file.c - read, write and query the index of the prefix directory
  * (see scr_index_file.h for the layout). */
 #include "config.h"
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_kvtree.h"
 #include "scr_dataset.h"
 #include "scr_prefix_dir.h"
+#include "scr_summary_file.h"
+#include "scr_flush_file.h"
 #include "scr_index_file.h"
 
 #define SCR_INDEX_FILE_NAME "index.scr"
@@ -20,11 +25,15 @@ char* scr_index_file_path(const char* prefix)
   return scr_prefix_dir_file(prefix, SCR_INDEX_FILE_NAME);
 }
 
-/* reads the file at path into tree, refusing layouts this code does not know */
-static int scr_index_file_load(const char* path, scr_kvtree* tree)
+/* reads the file at path into tree, refusing layouts this code does not know;
+ * *damaged (when not NULL) says the file is there but unreadable as a
+ * key-value tree (garbage, truncated, a CRC mismatch), which the summaries
+ * can stand in for; a VERSION newer than this code's is not damage */
+static int scr_index_file_load(const char* path, scr_kvtree* tree, int* damaged)
 {
   scr_kvtree* loaded = scr_kvtree_new();
   int rc = scr_kvtree_read_file_if_exists(path, loaded);
+  if (damaged) *damaged = rc == SCR_ERR_CORRUPT;
   if (rc == SCR_SUCCESS) {
     long long version = SCR_INDEX_FILE_VERSION;
     int vrc = scr_kvtree_get_int(loaded, SCR_INDEX_KEY_VERSION, &version);
@@ -54,6 +63,90 @@ static int scr_index_file_store(const char* path, const scr_kvtree* tree)
   return rc;
 }
 
+/* the dataset directories of <prefix>/.scr whose flush ended: a summary
+ * and a rank2file map that read well, and no flush of that id in progress
+ * (flush.scr), as the flush writes them before it indexes the dataset */
+static int scr_index_file_from_summaries(const char* prefix, scr_kvtree* tree)
+{
+  char* top = scr_prefix_dir_file(prefix, NULL);
+  DIR* d = top ? opendir(top) : NULL;
+  int count = 0, newest = -1;
+  struct dirent* ent;
+  while (d && (ent = readdir(d)) != NULL) {
+    int id = -1, used = 0;
+    if (sscanf(ent->d_name, "scr.dataset.%d%n", &id, &used) != 1 || ent->d_name[used] != '\0' || id < 0) continue;
+    if (scr_flush_file_was_flushing(prefix, id)) continue;
+    scr_kvtree* summary = scr_kvtree_new();
+    scr_kvtree* rank2file = scr_kvtree_new();
+    const scr_kvtree* desc = NULL;
+    const char* name = NULL;
+    if (scr_summary_file_read(prefix, id, summary) == SCR_SUCCESS &&
+        scr_rank2file_read(prefix, id, rank2file) == SCR_SUCCESS) {
+      desc = scr_kvtree_get(summary, "DSETDESC");
+      name = scr_dataset_get_name(desc);
+    }
+    if (name && scr_dataset_is_complete(desc) && scr_index_file_add(tree, id, name, desc, 1) == SCR_SUCCESS) {
+      /* when the flush ended, as near as the prefix directory tells */
+      char* file = scr_summary_dataset_dir(prefix, id);
+      struct stat st;
+      scr_index_file_set_flushed(tree, id, file && stat(file, &st) == 0 ? st.st_mtime : time(NULL));
+      free(file);
+      if (scr_dataset_is_checkpoint(desc) && id > newest) newest = id;
+      count++;
+    }
+    scr_kvtree_delete(&rank2file);
+    scr_kvtree_delete(&summary);
+  }
+  if (d) closedir(d);
+  free(top);
+  if (newest >= 0) scr_index_file_set_current(tree, scr_index_file_get_name(tree, newest));
+  return count;
+}
+
+/* under the index lock: the damaged index at path goes aside, as
+ * index.scr.damaged.<time>, for whoever wants to look at it, and a new one
+ * is made from the summaries; SCR_SUCCESS with the new index in tree */
+static int scr_index_file_rebuild(const char* prefix, const char* path, scr_kvtree* tree)
+{
+  char* aside = NULL;
+  if (asprintf(&aside, "%s.damaged.%lld", path, (long long) time(NULL)) < 0) return SCR_ERR_NOMEM;
+  int rc = SCR_SUCCESS;
+  if (rename(path, aside) != 0) {
+    scr_err("index file %s is damaged and cannot be moved aside to %s: %s", path, aside, strerror(errno));
+    rc = SCR_ERR_IO;
+  }
+  scr_kvtree* rebuilt = scr_kvtree_new();
+  int count = rc == SCR_SUCCESS ? scr_index_file_from_summaries(prefix, rebuilt) : 0;
+  if (rc == SCR_SUCCESS) rc = scr_index_file_store(path, rebuilt);
+  if (rc == SCR_SUCCESS) {
+    const char* current = scr_index_file_get_current(rebuilt);
+    scr_warn("index file %s was damaged: rebuilt from the summaries of %d dataset(s) in %s/.scr%s%s; the "
+             "damaged file is kept as %s (fetch history and failure marks are lost)", path, count, prefix,
+             current ? ", current: " : "", current ? current : "", aside);
+    scr_kvtree_clear(tree);
+    rc = scr_kvtree_merge(tree, rebuilt);
+  }
+  scr_kvtree_delete(&rebuilt);
+  free(aside);
+  return rc;
+}
+
+/* under the index lock: the index into tree, rebuilt first when damaged */
+static int scr_index_file_load_locked(const char* prefix, const char* path, scr_kvtree* tree)
+{
+  int damaged = 0;
+  int rc = scr_index_file_load(path, tree, &damaged);
+  if (rc != SCR_SUCCESS && damaged) rc = scr_index_file_rebuild(prefix, path, tree);
+  return rc;
+}
+
+/* 1 when a and b are the same version of one file */
+static int scr_index_file_same(const struct stat* a, const struct stat* b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 int scr_index_file_read(const char* prefix, scr_kvtree* tree)
 {
   char* path = scr_index_file_path(prefix);
@@ -61,7 +154,24 @@ int scr_index_file_read(const char* prefix, scr_kvtree* tree)
     scr_err("no prefix directory given for the index file: set SCR_PREFIX");
     return SCR_ERR_INVALID;
   }
-  int rc = scr_index_file_load(path, tree);
+  int damaged = 0;
+  struct stat before, now;
+  int known = stat(path, &before) == 0;
+  scr_kvtree* loaded = scr_kvtree_new();
+  int rc = scr_index_file_load(path, loaded, &damaged);
+  int lock_fd = -1;
+  if (rc != SCR_SUCCESS && damaged && known && scr_prefix_dir_lock(prefix, SCR_INDEX_LOCK_NAME, &lock_fd) == SCR_SUCCESS) {
+    /* made again under the lock; another process may have done it meanwhile,
+     * and the file read above is then gone (its error was said once) */
+    scr_kvtree_clear(loaded);
+    if (stat(path, &now) == 0 && scr_index_file_same(&before, &now))
+      rc = scr_index_file_rebuild(prefix, path, loaded);
+    else
+      rc = scr_index_file_load(path, loaded, NULL);
+    scr_prefix_dir_unlock(lock_fd);
+  }
+  if (rc == SCR_SUCCESS) rc = scr_kvtree_merge(tree, loaded);
+  scr_kvtree_delete(&loaded);
   free(path);
   return rc;
 }
@@ -95,7 +205,7 @@ int scr_index_file_update(const char* prefix, int (*modify)(scr_kvtree* tree, vo
   }
 
   scr_kvtree* tree = scr_kvtree_new();
-  rc = scr_index_file_load(path, tree);
+  rc = scr_index_file_load_locked(prefix, path, tree);
   if (rc == SCR_SUCCESS) rc = modify(tree, arg);
   if (rc == SCR_SUCCESS) rc = scr_index_file_store(path, tree);
 

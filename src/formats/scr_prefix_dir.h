@@ -15,6 +15,9 @@ char* scr_prefix_dir_file(const char* prefix, const char* name);
  * later run find; relpath NULL: the directory of those copies. malloc'd,
  * NULL as for scr_prefix_dir_file */
 char* scr_prefix_dir_attached(const char* prefix, int id, const char* relpath);
+/* the record of the CRC32s of those copies, in that directory (see
+ * wrappers/scr_preload_pointers.c): no attached file, SCR's own */
+#define SCR_PREFIX_DIR_ATTACHED_RECORD ".scr_crc"
 
 /* creates <prefix>/.scr (mode 0755 minus umask) unless it exists; the prefix
  * itself must exist. SCR_ERR_IO (logged) otherwise. */

@@ -5,9 +5,12 @@
 
 #include "scr_kvtree.h"
 
-/* Layout (key names as LLNL SCR's transfer file; CRC and ERROR are ours):
+/* Layout (key names as LLNL SCR's transfer file; CRC, EXPECT and ERROR are ours):
  *   FILES/<cache path>/DESTINATION = <path in the prefix directory>
  *                     /SIZE        = <bytes>
+ *                     /EXPECT      = 0x<crc32 recorded when its dataset completed>,
+ *                                    optional: a copy of other bytes never takes
+ *                                    DESTINATION's name (ERROR instead)
  *                     /WRITTEN     = <bytes copied and synced>: SIZE once done
  *                     /CRC         = 0x<crc32 of the bytes copied>, once done
  *                     /ERROR       = <why the copy failed>, instead
@@ -23,6 +26,7 @@
 #define SCR_TRANSFER_KEY_SIZE        "SIZE"
 #define SCR_TRANSFER_KEY_WRITTEN     "WRITTEN"
 #define SCR_TRANSFER_KEY_CRC         "CRC"
+#define SCR_TRANSFER_KEY_EXPECT      "EXPECT"
 #define SCR_TRANSFER_KEY_ERROR       "ERROR"
 #define SCR_TRANSFER_KEY_BW          "BW"
 #define SCR_TRANSFER_KEY_PERCENT     "PERCENT"

@@ -191,6 +191,11 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
       if (strcmp(src, dst) == 0) {
         /* cache bypass: the file already is where it belongs */
         rc = scr.crc_on_flush ? scr_io_crc32_file(src, &crc, &size) : scr_io_file_size(src, &size);
+      } else if (recorded && scr.crc_on_flush) {
+        /* checked before the copy is trusted: a byte flipped in cache never
+         * replaces what the prefix directory holds at that name */
+        rc = scr_io_copy_file_expecting(src, dst, 0755, (uint32_t) strtoul(recorded, NULL, 16), &crc, &size);
+        if (rc == SCR_ERR_CORRUPT) rc = SCR_SUCCESS; /* scr_flush_check_copy says what it is */
       } else {
         rc = scr_io_copy_file(src, dst, 0777, &crc, &size);
       }

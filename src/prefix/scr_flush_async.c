@@ -140,6 +140,9 @@ static scr_kvtree* my_transfers(int id, int* occupied)
     scr_kvtree* f = scr_kvtree_add_kv(list, SCR_TRANSFER_KEY_FILES, src);
     scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_DESTINATION, dst);
     scr_kvtree_set_kv_uint64(f, SCR_TRANSFER_KEY_SIZE, size);
+    /* the daemon checks the bytes before its copy takes the file's name */
+    const char* crc = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "CRC");
+    if (crc && scr.crc_on_flush) scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_EXPECT, crc);
     free(dst);
   }
   return list;

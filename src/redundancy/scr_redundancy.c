@@ -399,7 +399,32 @@ int scr_redundancy_rename(int id, const struct scr_reddesc* d)
   return ok ? SCR_SUCCESS : SCR_ERR_IO;
 }
 
-int scr_redundancy_apply(int id, const struct scr_reddesc* d)
+/* a CRC32 into the filemap for each of this rank's files of dataset id that
+ * has none; 0 when a file cannot be read. Not for a dataset that bypassed
+ * the cache: its files are on the prefix directory already, and its flush,
+ * which follows at once, reads them for their CRC32 anyway */
+static int scr_redundancy_record_crcs(int id)
+{
+  int ok = 1;
+  if (scr_cache_dataset_bypassed(id)) return 1;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_filemap_get_files(scr.filemap, id, scr.rank)); e;
+       e = scr_kvtree_next(e)) {
+    scr_kvtree* meta = scr_kvtree_elem_tree(e);
+    if (scr_kvtree_get_val(meta, "CRC")) continue;
+    uint32_t crc = 0;
+    uint64_t size = 0;
+    if (scr_io_crc32_file(scr_kvtree_elem_key(e), &crc, &size) == SCR_SUCCESS) {
+      scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
+    } else {
+      scr_err("dataset %d: cannot read cached file %s for its CRC32: %s", id, scr_kvtree_elem_key(e),
+              strerror(errno));
+      ok = 0;
+    }
+  }
+  return ok;
+}
+
+int scr_redundancy_apply_unsaved(int id, const struct scr_reddesc* d)
 {
   scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
   /* a bypass dataset is on the prefix directory, which is what redundancy
@@ -413,6 +438,11 @@ int scr_redundancy_apply(int id, const struct scr_reddesc* d)
   int ok = 1;
   if (d->type == SCR_COPY_XOR || d->type == SCR_COPY_RS) ok = scr_redundancy_encode(id, d);
   else if (d->type == SCR_COPY_PARTNER) ok = scr_partner_apply(id, d);
+  /* every file of a complete dataset carries a CRC, so that a restart never
+   * restores a byte flipped in cache: the schemes above computed it while
+   * they read the bytes; SINGLE (or XOR that formed no set) reads each file
+   * once more for it */
+  if (ok) ok = scr_redundancy_record_crcs(id);
   /* whatever the scheme, it knows the files by the names they have now
    * (SINGLE by none: a name kept from before would make every restart
    * protect the dataset again) */
@@ -421,6 +451,12 @@ int scr_redundancy_apply(int id, const struct scr_reddesc* d)
     scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_PATH);
     scr_kvtree_unset(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_REDUNDANCY_ALIAS);
   }
+  return ok;
+}
+
+int scr_redundancy_apply(int id, const struct scr_reddesc* d)
+{
+  int ok = scr_redundancy_apply_unsaved(id, d);
   ok = scr_mpi_all_true(ok && scr_cache_save_filemap() == SCR_SUCCESS, scr.comm_world);
   if (!ok && scr.rank == 0)
     scr_err("applying %s redundancy to dataset %d failed: the dataset is not protected",

@@ -9,6 +9,11 @@
 
 /* collective over world: apply desc to dataset id (records it in the filemap) */
 int scr_redundancy_apply(int id, const struct scr_reddesc* desc);
+/* the same without writing the filemap nor agreeing on the outcome (the
+ * scheme's own collectives still run): this rank's ok flag. For a caller
+ * that writes the filemap and agrees once for several steps
+ * (SCR_Complete_output) */
+int scr_redundancy_apply_unsaved(int id, const struct scr_reddesc* desc);
 
 /* collective over world: dataset id, encoded with desc (XOR or RS), had
  * files renamed since, their bytes unchanged (the filemap keeps the old

@@ -306,7 +306,10 @@ static int scr_redundancy_is_applied(int id)
 }
 
 /* collective: dataset id, whole on every rank, gets the redundancy a killed
- * job did not finish encoding, with the scheme the configuration gives it */
+ * job did not finish encoding, or whose files (parity, a partner's copy)
+ * were found damaged, with the scheme the configuration gives it: with every
+ * file whole, encoding it again makes the same as rebuilding the member that
+ * held the damaged part */
 static void scr_redundancy_reapply(int id)
 {
   scr_kvtree* desc = scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC");
@@ -314,7 +317,8 @@ static void scr_redundancy_reapply(int id)
   scr_kvtree_get_int(desc, "CKPT", &ckpt);
   const struct scr_reddesc* d = scr_reddesc_select((int) ckpt, scr_dataset_get_flags(desc));
   if (scr.rank == 0)
-    scr_warn("dataset %d: its files are whole but its redundancy is not (a job died while encoding it): "
+    scr_warn("dataset %d: its files are whole but its redundancy is not (a job died while encoding it, or its "
+             "redundancy data is damaged): "
              "encoding it now with %s", id, scr_reddesc_type_name(d->type));
   /* what the cut-short encoding left goes first: a rebuild reads the first
    * redundancy file a rank records */

@@ -33,6 +33,9 @@ struct scr_state {
   /* the cache was predicted too small for the next dataset at the last
    * completion (scr_cache_predict_next): it bypasses the cache */
   int cache_full;
+  /* this node's numbers when it predicted a full cache, for rank 0's warning */
+  unsigned long long cache_full_need, cache_full_free;
+  int cache_full_evicting;
   uint64_t cache_red_bytes;  /* redundancy bytes of the last cached dataset on this rank */
   long long cache_size;  /* datasets kept in cache */
   long long flush;       /* flush every N checkpoints; 0 never */

@@ -11,11 +11,10 @@
 #include "scr_halt.h"
 #include "scr_event_log.h"
 
-int scr_halt_check(int after_checkpoint)
+int scr_halt_decide(int after_checkpoint)
 {
   int halt = 0;
-  if (!scr.halt_enabled) return scr.should_exit;
-  if (scr.rank == 0) {
+  if (scr.halt_enabled && scr.rank == 0) {
     char reason[512] = "";
     scr_kvtree* tree = scr_kvtree_new();
     if (after_checkpoint) scr_halt_file_count_checkpoint(scr.prefix);
@@ -36,6 +35,13 @@ int scr_halt_check(int after_checkpoint)
     }
     scr_kvtree_delete(&tree);
   }
+  return halt;
+}
+
+int scr_halt_check(int after_checkpoint)
+{
+  if (!scr.halt_enabled) return scr.should_exit;
+  int halt = scr_halt_decide(after_checkpoint);
   MPI_Bcast(&halt, 1, MPI_INT, 0, scr.comm_world);
   if (halt) scr.should_exit = 1;
   return scr.should_exit;

@@ -7,5 +7,9 @@
  * CheckpointsLeft first. Returns 1 when the job should stop now (and remembers
  * it for SCR_Should_exit), 0 otherwise. */
 int scr_halt_check(int after_checkpoint);
+/* rank 0's verdict of scr_halt_check, without telling the others (0 on the
+ * other ranks, and when halting is off): for a caller that carries it in a
+ * collective of its own and then sets scr.should_exit */
+int scr_halt_decide(int after_checkpoint);
 
 #endif

@@ -116,6 +116,14 @@ int scr_mpi_all_true(int flag, MPI_Comm comm)
   return out;
 }
 
+int scr_mpi_allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+  MPI_Request request;
+  int rc = MPI_Iallreduce(in, out, count, type, op, comm, &request);
+  if (rc != MPI_SUCCESS) return rc;
+  return scr_mpi_wait_all(1, &request) == SCR_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
 /* Split by a hash of the host name first (scales to any job size), then by the
  * exact name inside each hash bucket in case two names collide. */
 int scr_mpi_split_by_host(MPI_Comm comm, const char* hostname, MPI_Comm* node_comm)

@@ -17,6 +17,8 @@ int scr_mpi_scatter_kvtree(const scr_kvtree* per_rank, scr_kvtree* mine, int roo
 
 /* 1 on every rank if flag is non-zero on every rank */
 int scr_mpi_all_true(int flag, MPI_Comm comm);
+/* MPI_Allreduce, waited for as scr_mpi_all_true waits */
+int scr_mpi_allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
 /* communicator of the ranks whose host name equals ours */
 int scr_mpi_split_by_host(MPI_Comm comm, const char* hostname, MPI_Comm* node_comm);

@@ -1,7 +1,9 @@
 /* fault.c - unit tests of SCR_FAULT_KILL: the parser, and that a process dies by
- * SIGKILL exactly at the N-th time it reaches the point, on the rank named only. */
+ * SIGKILL exactly at the N-th time it reaches the point, on the rank named only;
+ * and of SCR_FAULT_CORRUPT: its parser, and the files it damages there. */
 #include "config.h"
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -97,7 +99,66 @@ int main(void)
   is_int(reach("open:5@1,open:3@0", 0, NULL, "open", 10, &n), SIGKILL, "of two entries for a point, the one of this rank");
   is_int(n, 2, "with its own count");
   is_int(reach("open", -1, NULL, "open", 10, &n), 1000, "a malformed value is ignored (and said)");
+
+  is_int(scr_fault_parse_corrupt("encoded:2@1:*/ckpt.3/rank_1.dat,flush:1:*.xor", s, 4), 2, "corrupt: two entries");
+  is_str(s[0].where, "encoded", "corrupt: its point");
+  is_int(s[0].count, 2, "corrupt: its count");
+  is_int(s[0].rank, 1, "corrupt: its rank");
+  is_str(s[0].pattern, "*/ckpt.3/rank_1.dat", "corrupt: its pattern");
+  is_str(s[1].pattern, "*.xor", "corrupt: the second pattern");
+  is_int(s[1].rank, -1, "corrupt: no rank");
+  is_int(scr_fault_parse_corrupt("encoded:2", s, 4), -1, "corrupt: a pattern is needed");
+  is_int(scr_fault_parse_corrupt("encoded:2:", s, 4), -1, "corrupt: an empty pattern is refused");
+
+  /* a file under a root that the pattern names gets one byte changed, its
+   * size kept; another file under it is left alone; the 2nd time only */
+  char dir[] = "/tmp/scr-fault-unit.XXXXXX";
+  int made = mkdtemp(dir) != NULL;
+  ok(made, "a scratch directory");
+  if (made) {
+    char hit[64], miss[64];
+    snprintf(hit, sizeof(hit), "%s/a.dat", dir);
+    snprintf(miss, sizeof(miss), "%s/b.dat", dir);
+    FILE* f = fopen(hit, "w");
+    if (f) { fputs("0123456789", f); fclose(f); }
+    f = fopen(miss, "w");
+    if (f) { fputs("0123456789", f); fclose(f); }
+    const char* roots[] = { dir };
+    scr_fault_set_roots(roots, 1);
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("SCR_FAULT_CORRUPT", "here:2:*/a.dat", 1);
+      unsetenv("SCR_FAULT_KILL");
+      scr_fault_point("here");
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    char got[32] = "";
+    f = fopen(hit, "r");
+    if (f) { if (!fgets(got, sizeof(got), f)) got[0] = '\0'; fclose(f); }
+    is_str(got, "0123456789", "corrupt: not the first time");
+    pid = fork();
+    if (pid == 0) {
+      setenv("SCR_FAULT_CORRUPT", "here:2:*/a.dat", 1);
+      scr_fault_point("here");
+      scr_fault_point("here");
+      _exit(0);
+    }
+    waitpid(pid, &status, 0);
+    f = fopen(hit, "r");
+    if (f) { if (!fgets(got, sizeof(got), f)) got[0] = '\0'; fclose(f); }
+    is_str(got, "0123446789", "corrupt: the middle byte flipped the second time");
+    f = fopen(miss, "r");
+    if (f) { if (!fgets(got, sizeof(got), f)) got[0] = '\0'; fclose(f); }
+    is_str(got, "0123456789", "corrupt: a file the pattern does not name is left alone");
+    unlink(hit);
+    unlink(miss);
+    rmdir(dir);
+  }
+
   unsetenv("SCR_FAULT_KILL");
+  unsetenv("SCR_FAULT_CORRUPT");
   scr_fault_point("open");
   is_int(scr_fault_armed, 0, "unset: after the first point, a point is one untaken branch");
   return tap_done();

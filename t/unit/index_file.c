@@ -1,8 +1,10 @@
 /* index_file.c - unit tests of the index file: entries, names and ids, the
- * current dataset, choosing a restart checkpoint, and the file round trip. */
+ * current dataset, choosing a restart checkpoint, the file round trip, and a
+ * damaged index rebuilt from the summaries. */
 #include "config.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <glob.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +13,9 @@
 #include "scr_kvtree.h"
 #include "scr_dataset.h"
 #include "scr_index_file.h"
+#include "scr_summary_file.h"
+#include "scr_flush_file.h"
+#include "scr_io.h"
 
 /* adds dataset id named "ckpt.<id>" with the given flags and completeness */
 static void add_dataset(scr_kvtree* index, int id, int flags, int complete)
@@ -179,6 +184,60 @@ static void test_file(const char* prefix)
   scr_kvtree_delete(&index);
 }
 
+/* what a flush leaves on the prefix directory for dataset id: its summary
+ * and rank2file map */
+static void flushed(const char* prefix, int id, int flags, int complete)
+{
+  char name[32];
+  snprintf(name, sizeof(name), "ckpt.%d", id);
+  scr_kvtree* desc = scr_dataset_new(id, name, flags, id, "user", "job", "42");
+  scr_dataset_set_complete(desc, complete, 1, 10);
+  char* dir = scr_summary_dataset_dir(prefix, id);
+  scr_io_mkdir_p(dir, 0700);
+  free(dir);
+  scr_kvtree* rank2file = scr_kvtree_new();
+  scr_kvtree_set_kv_int(rank2file, "RANKS", 1);
+  scr_rank2file_write(prefix, id, rank2file);
+  scr_summary_file_write(prefix, id, desc, 1);
+  scr_kvtree_delete(&rank2file);
+  scr_kvtree_delete(&desc);
+}
+
+static void test_rebuild(const char* prefix)
+{
+  flushed(prefix, 3, SCR_FLAG_CHECKPOINT, 1);
+  flushed(prefix, 5, SCR_FLAG_CHECKPOINT, 1);
+  flushed(prefix, 6, SCR_FLAG_OUTPUT, 1);
+  flushed(prefix, 7, SCR_FLAG_CHECKPOINT, 0);   /* never complete */
+  flushed(prefix, 9, SCR_FLAG_CHECKPOINT, 1);   /* flushed again, cut short */
+  scr_flush_file_set_location(prefix, 9, "ckpt.9", SCR_FLUSH_FILE_FLUSHING);
+  char* path = scr_index_file_path(prefix);
+  FILE* f = fopen(path, "w");
+  if (f) {
+    fputs("garbage", f);
+    fclose(f);
+  }
+  scr_kvtree* index = scr_kvtree_new();
+  is_int(scr_index_file_read(prefix, index), SCR_SUCCESS, "a damaged index is read as rebuilt");
+  ok(scr_index_file_get_name(index, 3) && scr_index_file_get_name(index, 5) && scr_index_file_get_name(index, 6),
+     "rebuilt: the datasets whose flush ended");
+  ok(!scr_index_file_get_name(index, 7), "rebuilt: not one that never completed");
+  ok(!scr_index_file_get_name(index, 9), "rebuilt: not one whose flush was cut short");
+  is_str(scr_index_file_get_current(index), "ckpt.5", "rebuilt: the newest checkpoint is current");
+  scr_kvtree* again = scr_kvtree_new();
+  is_int(scr_index_file_read(prefix, again), SCR_SUCCESS, "the rebuilt index is on disk");
+  is_str(scr_index_file_get_current(again), "ckpt.5", "and reads back");
+  char pattern[4200];
+  snprintf(pattern, sizeof(pattern), "%s.damaged.*", path);
+  glob_t g;
+  int found = glob(pattern, 0, NULL, &g) == 0 ? (int) g.gl_pathc : 0;
+  if (found) globfree(&g);
+  is_int(found, 1, "the damaged index is kept aside");
+  scr_kvtree_delete(&again);
+  scr_kvtree_delete(&index);
+  free(path);
+}
+
 int main(void)
 {
   test_entries();
@@ -192,5 +251,13 @@ int main(void)
   }
   test_file(prefix);
   rmdir(prefix);
+
+  char rebuilt[] = "/tmp/scr-index-rebuild.XXXXXX";
+  if (mkdtemp(rebuilt) == NULL) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_rebuild(rebuilt);
+  scr_io_remove_tree(rebuilt);
   return tap_done();
 }
