@@ -97,6 +97,8 @@ job() {
   [ -z "$killer" ] || wait "$killer" || true
   grep -q "^result:\|^done:" "$work/$name.out" ||
     { echo "recovery-phases.sh: job $name did not finish:" >&2; tail -n 30 "$work/$name.out" >&2; exit 1; }
+  # its phases now: the next job's renew empties the prefix directory, event log and all
+  [ -z "$kill" ] || scr_log --prefix "$work/prefix" --job "$SCR_JOB_ID" >"$work/$name.log" 2>&1 || true
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
 }
 
@@ -110,10 +112,9 @@ for r in $(seq "$rounds"); do
   else
     failed=$(job failed$r kill); base=$(job base$r)
   fi
-  scr_log --prefix "$work/prefix" --job "phases.failed$r" >"$work/log$r" 2>&1 || true
   # the first failure's line: failure launch died detection relaunch restore resume total what...
-  line=$(awk '/^recovery from/ { on = 1; next } on && $1 == "1" { print; exit }' "$work/log$r")
-  [ -n "$line" ] || { echo "recovery-phases.sh: no recovery phases in round $r:" >&2; cat "$work/log$r" >&2; exit 1; }
+  line=$(awk '/^recovery from/ { on = 1; next } on && $1 == "1" { print; exit }' "$work/failed$r.log")
+  [ -n "$line" ] || { echo "recovery-phases.sh: no recovery phases in round $r:" >&2; cat "$work/failed$r.log" >&2; exit 1; }
   read -r _ _ _ det rel res rsm tot _ <<<"$line"
   echo "$det $rel $res $rsm $tot $base $failed" >>"$work/rows"
   printf '%5s %9s %9s %9s %9s %9s %9s %9s %9.3f\n' "$r" "$det" "$rel" "$res" "$rsm" "$tot" "$base" "$failed" \
