@@ -15,23 +15,8 @@ export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl
 export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4 SCR_FLUSH=0
 LOG="$PREFIX/.scr/log"
 ex="$top_builddir/examples/preload"
-job=0
 
-# fresh: empty nodes, an empty prefix directory, a job id of its own
-fresh() {
-  cluster_renew node0 node1 node2 node3 node4 && rm -rf "$PREFIX" && mkdir -p "$PREFIX" &&
-    job=$((job + 1)) && SCR_JOB_ID=t5040.$job && export SCR_JOB_ID
-}
-
-# on_cluster OUT [ENV...] -- PROGRAM...: scr_run on node0..3, 2 ranks each
-on_cluster() {
-  out=$1; shift
-  envs=
-  while [ "$1" != -- ]; do envs="$envs $1"; shift; done; shift
-  (cd "$PREFIX" && env $envs scr_run -v scr_cluster run --nodes node0,node1,node2,node3 --ppn 2 \
-    --timeout "$SCR_TEST_TIMEOUT" -- "$@") >"$TRASH/$out" 2>&1
-  echo $? >"$TRASH/$out.status"
-}
+fresh() { job_fresh t5040; }
 
 # at PATTERN [N]: the line number of the Nth line of the log matching PATTERN
 # (default the first); time_of PATTERN [N]: its time=

@@ -16,14 +16,8 @@ export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4
 # nothing reaches the prefix directory but what scr_postrun scavenges
 export SCR_FLUSH=0
 ex="$top_builddir/examples/preload"
-job=0
 
-# fresh: empty nodes, all idle, an empty prefix directory, a job id of its own
-fresh() {
-  cluster_renew node0 node1 node2 node3 node4 && slurm_all_idle 5 &&
-    rm -rf "$PREFIX" && mkdir -p "$PREFIX" &&
-    job=$((job + 1)) && SCR_JOB_ID=t5110.$job && export SCR_JOB_ID
-}
+fresh() { job_fresh t5110 5; }
 
 # in_batch OUT COMMAND: the same as a batch job (sbatch --wrap), waited for
 in_batch() {

@@ -14,13 +14,8 @@ slurm_up 5 82
 export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl
 export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4 SCR_FLUSH=0
 ex="$top_builddir/examples/preload"
-job=0
 
-fresh() {
-  cluster_renew node0 node1 node2 node3 node4 && slurm_all_idle 5 &&
-    rm -rf "$PREFIX" && mkdir -p "$PREFIX" &&
-    job=$((job + 1)) && SCR_JOB_ID=t5120.$job && export SCR_JOB_ID
-}
+fresh() { job_fresh t5120 5; }
 
 hydra="-iface scrbr82 -n 8 -ppn 2 -hosts node[0-3]"
 

@@ -283,6 +283,26 @@ cluster_app() {
 }
 
 # ---- jobs under scr_run on the test cluster (t/50xx, t/51xx)
+# job_fresh TAG [IDLE]: node0..node4 renewed and empty (with IDLE, that
+# many idle in Slurm again), an empty prefix directory, and a job id
+# TAG.<test number> of its own
+job_fresh() {
+  cluster_renew node0 node1 node2 node3 node4 && { [ -z "${2:-}" ] || slurm_all_idle "$2"; } &&
+    rm -rf "$PREFIX" && mkdir -p "$PREFIX" && SCR_JOB_ID=$1.$test_count && export SCR_JOB_ID
+}
+
+# on_cluster OUT [ENV...] -- [--no-preload] PROGRAM...: scr_run -v of PROGRAM
+# on node0..3, 2 ranks each, in the prefix directory with ENV set; its
+# output in $TRASH/OUT, its status in OUT.status
+on_cluster() {
+  local out=$1 envs= opt=; shift
+  while [ "$1" != -- ]; do envs="$envs $1"; shift; done; shift
+  [ "$1" = --no-preload ] && { opt=$1; shift; }
+  (cd "$PREFIX" && env $envs scr_run -v $opt scr_cluster run --nodes node0,node1,node2,node3 --ppn 2 \
+    --timeout "$SCR_TEST_TIMEOUT" -- "$@") >"$TRASH/$out" 2>&1
+  echo $? >"$TRASH/$out.status"
+}
+
 # status_of OUT: the status a job's helper left in $TRASH/OUT.status
 status_of() { cat "$TRASH/$1.status"; }
 
