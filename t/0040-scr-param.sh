@@ -41,4 +41,17 @@ test_expect_success 'an unknown key or a descriptor: status 2' '
   scr_param CKPT 2>err; test $? = 2 && expect_grep "descriptor" err
 '
 
+test_expect_success '--job-id: SCR_JOB_ID, else the id of the batch job, else one derived from the prefix' '
+  SCR_JOB_ID=mine SLURM_JOB_ID=77 scr_param --job-id >out && echo mine >expect && test_cmp expect out &&
+  (unset SCR_JOB_ID; SLURM_JOB_ID=77 scr_param -j) >out && echo 77 >expect && test_cmp expect out &&
+  scr_param -j SCR_RUNS 2>err; test $? = 2 && expect_grep "takes no KEY" err
+'
+
+test_expect_success '--job-id is the id a job started in the same place logs under' '
+  rm -rf "$PREFIX/.scr" && (cd "$PREFIX" && scr_param --job-id) >id && grep -q "^prefix-[0-9a-f]\{8\}$" id &&
+  SCR_FLUSH=0 scr_app 1 --steps 1 --bytes 64 >/dev/null 2>&1 &&
+  grep -q " job=$(cat id) event=INIT " "$PREFIX/.scr/log" &&
+  (cd / && SCR_PREFIX="$PREFIX" scr_param --job-id) >id2 && test_cmp id id2
+'
+
 test_done

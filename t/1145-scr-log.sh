@@ -76,6 +76,13 @@ else
   test_skip 'rsvg-convert renders it, and each kind of span shows in its colour' 'no rsvg-convert (librsvg2-bin)'
 fi
 
+test_expect_success 'the relaunch by hand: its restore from SCR_Init and its resume; the phases before, unknown' "
+  awk '/^recovery from 1 failure/ { on = 1; next } on && \$1 == 1 { print; exit }' sum >line &&
+  set -- \$(cat line) && test \$2 = - && test \$3 = - && test \$4 = - && test \$5 = - && test \$8 = - &&
+  awk -v a=\$6 -v b=\$7 'BEGIN { exit !(a > 0 && a < 30 && b >= 0 && b < 30) }' &&
+  expect_grep 'relaunched without scr_run; dataset 2 from cache; resumed after SCR_Need_checkpoint\$' line
+"
+
 test_expect_success 'a missing log is an error that says why' "
   mkdir empty && ! scr_log --prefix empty 2>err && expect_grep 'cannot read the event log' err
 "

@@ -16,24 +16,8 @@ export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4
 # nothing reaches the prefix directory but what scr_postrun scavenges
 export SCR_FLUSH=0
 ranks="0 1 2 3 4 5 6 7"
-job=0
 
-# fresh JOB: empty nodes, an empty prefix directory, a job id of its own
-fresh() {
-  cluster_renew node0 node1 node2 node3 node4 && rm -rf "$PREFIX" && mkdir -p "$PREFIX" &&
-    job=$((job + 1)) && SCR_JOB_ID=t5000.$job && export SCR_JOB_ID
-}
-
-# srun_app OUT [ENV...] -- APP-ARGS: scr_run of the API test app on node0..3,
-# 2 ranks each; stdout and stderr in $TRASH/OUT, status in OUT.status
-srun_app() {
-  out=$1; shift
-  envs=
-  while [ "$1" != -- ]; do envs="$envs $1"; shift; done; shift
-  (cd "$PREFIX" && env $envs scr_run -v --no-preload scr_cluster run --nodes node0,node1,node2,node3 --ppn 2 \
-    --timeout "$SCR_TEST_TIMEOUT" -- "$APP" "$@") >"$TRASH/$out" 2>&1
-  echo $? >"$TRASH/$out.status"
-}
+fresh() { job_fresh t5000; }
 
 # lose_after_checkpoint STEP: in the background, node1 fails once its part of
 # checkpoint STEP of this job is complete in its cache (its XOR file is written)
@@ -44,8 +28,6 @@ lose_after_checkpoint() {
       sleep 0.1
     done ) &
 }
-
-status_of() { cat "$TRASH/$1.status"; }
 
 # pfs_checkpoint STEP: the prefix directory holds checkpoint STEP of all 8
 # ranks with the bytes they wrote, and the index names it current
@@ -120,7 +102,7 @@ test_expect_success 'the program runs with libscr_preload.so preloaded, the laun
 '
 
 test_expect_success 'a job that ends well: one launch; scr_postrun sees its checkpoint flushed (as scr_scavenge would)' '
-  fresh && srun_app ok SCR_FLUSH=1 -- --steps 3 --bytes 4096 &&
+  fresh && on_cluster ok SCR_FLUSH=1 -- --no-preload "$APP" --steps 3 --bytes 4096 &&
   test "$(status_of ok)" = 0 && expect_grep "^done: step 3$" "$TRASH/ok" &&
   ! grep -q "launch 2" "$TRASH/ok" &&
   expect_grep "scr_postrun: every dataset the job left in cache is in .*: nothing to scavenge" "$TRASH/ok" &&
@@ -131,22 +113,43 @@ test_expect_success 'a job that ends well: one launch; scr_postrun sees its chec
 
 test_expect_success 'a lost node: launched again on the spare, resumed from the checkpoint rebuilt in cache' '
   fresh && lose_after_checkpoint 3 &&
-  srun_app lost SCR_RUNS=3 -- --steps 10 --bytes 4096 --step-sleep 300 && wait &&
+  on_cluster lost SCR_RUNS=3 -- --no-preload "$APP" --steps 10 --bytes 4096 --step-sleep 300 && wait &&
   test "$(status_of lost)" = 0 &&
   expect_grep "node node1 is down" "$TRASH/lost" &&
-  expect_grep "launch 2: .* --nodes node0,node2,node3,node4 " "$TRASH/lost" &&
+  expect_grep "launch 2: .* --nodes [^ ]*node4" "$TRASH/lost" && ! grep -q "launch 2: .*node1" "$TRASH/lost" &&
   ! grep -q "launch 3" "$TRASH/lost" &&
   expect_grep "rebuilt the lost parts from XOR" "$TRASH/lost" &&
   test "$(grep -c "^restart: ckpt\.[3-9]$" "$TRASH/lost")" = 1 && expect_grep "^done: step 10$" "$TRASH/lost"
 '
 
+test_expect_success 'the spare takes the lost node'"'"'s place: the other ranks stay on their nodes, no cached file moves' '
+  expect_grep "launch 2: .* --nodes node0,node4,node2,node3 " "$TRASH/lost" &&
+  ! grep "moved the cached files" "$TRASH/lost"
+'
+
 test_expect_success 'runs exhausted after a node loss: the checkpoint is rebuilt and scavenged to the prefix' '
   fresh && lose_after_checkpoint 3 &&
-  srun_app scavenged -- --steps 40 --bytes 4096 --step-sleep 300 && wait &&
+  on_cluster scavenged -- --no-preload "$APP" --steps 40 --bytes 4096 --step-sleep 300 && wait &&
   test "$(status_of scavenged)" != 0 && ! grep -q "launch 2" "$TRASH/scavenged" &&
   step=$(sed -n "s/^scr_scavenge: dataset [0-9]* (ckpt\.\([0-9]*\)) copied to .*/\1/p" "$TRASH/scavenged") &&
   test -n "$step" && test "$step" -ge 3 && ! grep -q "^done" "$TRASH/scavenged" &&
   pfs_checkpoint "$step"
+'
+
+test_expect_success 'the watchdog by default: SCR_WATCHDOG_MIN (300 s) with checkpoints every second' '
+  expect_grep "watchdog: 3600 s without SCR activity end launch 1 (no checkpoint of this launch yet)" "$TRASH/lost" &&
+  expect_grep "watchdog: 300 s without SCR activity end launch 1 (3 x the longest interval between checkpoints, [12] s; at least SCR_WATCHDOG_MIN=300)" "$TRASH/lost"
+'
+
+test_expect_success 'the watchdog by default ends a stopped rank 3 x the longest checkpoint interval after its last activity' '
+  fresh && after_dataset 3 stop_rank node2 scr-test-app &&
+  on_cluster adapt SCR_RUNS=2 SCR_WATCHDOG_MIN=2 -- --no-preload "$APP" --steps 8 --bytes 4096 --step-sleep 1500 && wait &&
+  test "$(status_of adapt)" = 0 &&
+  line=$(grep "watchdog: no checkpoint or SCR activity for" "$TRASH/adapt") &&
+  fired=$(echo "$line" | sed -n "s/.* activity for \([0-9]*\) s (3 x the longest interval between checkpoints, \([0-9]*\) s; at least SCR_WATCHDOG_MIN=2): ending launch 1$/\1 \2/p") &&
+  set -- $fired && test "$2" -ge 2 && test "$2" -le 4 && test "$1" -ge $((3 * $2)) && test "$1" -le $((3 * $2 + 2)) &&
+  expect_grep "launch 2: " "$TRASH/adapt" && expect_grep "^restart: ckpt\.[3-9]$" "$TRASH/adapt" &&
+  expect_grep "^done: step 8$" "$TRASH/adapt"
 '
 
 test_expect_success 'a halt condition stops the relaunches' '

@@ -16,36 +16,8 @@ export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4
 # nothing reaches the prefix directory but what scr_postrun scavenges
 export SCR_FLUSH=0
 ex="$top_builddir/examples/preload"
-ranks="0 1 2 3 4 5 6 7"
-job=0
 
-# all_idle: every node idle in Slurm (a renewed node registers again)
-all_idle() {
-  for i in $(seq 600); do
-    test "$(sinfo -h -N -o %t | grep -c "^idle$")" = 5 && return 0
-    sleep 0.1
-  done
-  sinfo -N; return 1
-}
-
-# fresh: empty nodes, all idle, an empty prefix directory, a job id of its own
-fresh() {
-  cluster_renew node0 node1 node2 node3 node4 && all_idle &&
-    rm -rf "$PREFIX" && mkdir -p "$PREFIX" &&
-    job=$((job + 1)) && SCR_JOB_ID=t5110.$job && export SCR_JOB_ID
-}
-
-# in_alloc OUT COMMAND...: COMMAND (a program, not a shell function) in an allocation of the 5 nodes that
-# survives a node failure, in the prefix directory; its output in $TRASH/OUT,
-# its status in OUT.status
-in_alloc() {
-  out=$1; shift
-  # salloc ignores TERM while its command runs: the command has the time
-  # limit, salloc a KILL some time after it
-  (cd "$PREFIX" && timeout -k 5 $((SCR_TEST_TIMEOUT + 30)) salloc -N 5 --no-kill \
-     timeout -k 10 "$SCR_TEST_TIMEOUT" "$@") >"$TRASH/$out" 2>&1
-  echo $? >"$TRASH/$out.status"
-}
+fresh() { job_fresh t5110 5; }
 
 # in_batch OUT COMMAND: the same as a batch job (sbatch --wrap), waited for
 in_batch() {
@@ -57,35 +29,6 @@ in_batch() {
   done
   squeue -h -j "$id" 2>/dev/null | grep -q . && { scancel "$id"; echo "batch job $id timed out"; return 1; }
   return 0
-}
-
-# when_cached NODE ID ACTION...: in the background, ACTION once NODE's cache
-# holds a complete part (its XOR file) of a dataset ID or newer of this job
-when_cached() {
-  node=$1 id=$2; shift 2
-  ( for i in $(seq 1200); do
-      for d in "$SCR_CLUSTER_STATE"/nodes/$node/local/cache/*/scr.$SCR_JOB_ID/scr.dataset.*; do
-        n=${d##*.}
-        [ -d "$d" ] && [ "$n" -ge "$id" ] && ls "$d"/*.xor >/dev/null 2>&1 && { "$@"; exit 0; }
-      done
-      sleep 0.1
-    done ) &
-}
-
-# stop_rank NODE PROGRAM: SIGSTOP to one rank of PROGRAM on NODE (a hang)
-stop_rank() {
-  pid=$(cluster ps "$1" | awk -v p="$2" '$3 ~ ("/" p "$") { print $2; exit }')
-  [ -n "$pid" ] && kill -STOP "$pid"
-}
-
-status_of() { cat "$TRASH/$1.status"; }
-
-# scavenged STEP: the prefix holds checkpoint STEP of the API program's 8
-# ranks, with the bytes they wrote
-scavenged() {
-  for r in $ranks; do
-    "$APP" --check "$PREFIX/ckpt.$1/rank_$r.dat" "$1" "$r" 4096 || { echo "bad ckpt.$1/rank_$r.dat"; return 1; }
-  done
 }
 
 # the unmodified program's result without SCR, interruptions or Slurm
@@ -119,7 +62,7 @@ test_expect_success 'API: a node killed mid-run; relaunched on the others and th
   in_alloc lost env SCR_RUNS=3 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 10 --bytes 4096 --step-sleep 300 &&
   wait && test "$(status_of lost)" = 0 &&
   expect_grep "node node1 is unusable" "$TRASH/lost" &&
-  expect_grep "launch 2: srun .*--nodelist=node0,node2,node3,node4 --exclude=node1 " "$TRASH/lost" &&
+  expect_grep "launch 2: srun .*--nodelist=node0,node4,node2,node3 --exclude=node1 " "$TRASH/lost" &&
   ! grep -q "launch 3" "$TRASH/lost" &&
   expect_grep "rebuilt the lost parts from XOR" "$TRASH/lost" &&
   test "$(grep -c "^restart: ckpt\.[3-9]$" "$TRASH/lost")" = 1 && expect_grep "^done: step 10$" "$TRASH/lost" &&
@@ -131,10 +74,21 @@ test_expect_success 'preload: a node killed mid-run; relaunched with the spare, 
   in_alloc fpplost env SCR_RUNS=3 scr_run -v srun -N 4 -n 8 "$ex/posix_fpp" $fpp_args --step-ms 100 &&
   wait && test "$(status_of fpplost)" = 0 &&
   expect_grep "node node1 is unusable" "$TRASH/fpplost" &&
-  expect_grep "launch 2: srun .*--nodelist=node0,node2,node3,node4 " "$TRASH/fpplost" &&
+  expect_grep "launch 2: srun .*--nodelist=node0,node4,node2,node3 " "$TRASH/fpplost" &&
   ! grep -q "launch 3" "$TRASH/fpplost" &&
   expect_grep "^resumed from step [1-9][0-9]*$" "$TRASH/fpplost" &&
   test -n "$native_result" && test "$(grep "^result:" "$TRASH/fpplost")" = "$native_result"
+'
+
+test_expect_success 'API: runs exhausted after two lost nodes; the newest checkpoint scavenged on the 3 live nodes' '
+  fresh && when_cached node1 3 cluster kill node1 && when_cached node2 6 cluster kill node2 &&
+  in_alloc twice env SCR_RUNS=2 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 40 --bytes 4096 --step-sleep 300 &&
+  wait && test "$(status_of twice)" != 0 &&
+  expect_grep "launch 2: srun " "$TRASH/twice" && ! grep -q "launch 3" "$TRASH/twice" &&
+  expect_grep "SCR_RUNS=2 launches made" "$TRASH/twice" &&
+  expect_grep "postrun: scr_postrun .* --nodes=3 --nodelist=node0,node4,node3 .*--overcommit" "$TRASH/twice" &&
+  step=$(sed -n "s/^scr_scavenge: dataset [0-9]* (ckpt\.\([0-9]*\)) copied to .*/\1/p" "$TRASH/twice") &&
+  test -n "$step" && test "$step" -ge 6 && ! grep -q "^done" "$TRASH/twice" && scavenged "$step"
 '
 
 test_expect_success 'API under sbatch: a stopped rank; the watchdog ends the step, the job resumes' '

@@ -281,3 +281,87 @@ cluster_app() {
   fi
   return "$rc"
 }
+
+# ---- jobs under scr_run on the test cluster (t/50xx, t/51xx)
+# job_fresh TAG [IDLE]: node0..node4 renewed and empty (with IDLE, that
+# many idle in Slurm again), an empty prefix directory, and a job id
+# TAG.<test number> of its own
+job_fresh() {
+  cluster_renew node0 node1 node2 node3 node4 && { [ -z "${2:-}" ] || slurm_all_idle "$2"; } &&
+    rm -rf "$PREFIX" && mkdir -p "$PREFIX" && SCR_JOB_ID=$1.$test_count && export SCR_JOB_ID
+}
+
+# on_cluster OUT [ENV...] -- [--no-preload] PROGRAM...: scr_run -v of PROGRAM
+# on node0..3, 2 ranks each, in the prefix directory with ENV set; its
+# output in $TRASH/OUT, its status in OUT.status
+on_cluster() {
+  local out=$1 envs= opt=; shift
+  while [ "$1" != -- ]; do envs="$envs $1"; shift; done; shift
+  [ "$1" = --no-preload ] && { opt=$1; shift; }
+  (cd "$PREFIX" && env $envs scr_run -v $opt scr_cluster run --nodes node0,node1,node2,node3 --ppn 2 \
+    --timeout "$SCR_TEST_TIMEOUT" -- "$@") >"$TRASH/$out" 2>&1
+  echo $? >"$TRASH/$out.status"
+}
+
+# status_of OUT: the status a job's helper left in $TRASH/OUT.status
+status_of() { cat "$TRASH/$1.status"; }
+
+# after_dataset ID ACTION...: in the background, ACTION once dataset ID of
+# job $SCR_JOB_ID is complete (its event log in $PREFIX says so)
+after_dataset() {
+  local id=$1; shift
+  ( for i in $(seq 900); do
+      grep -q " job=$SCR_JOB_ID event=CHECKPOINT_COMPLETE .* dset=$id " "$PREFIX/.scr/log" 2>/dev/null &&
+        { "$@"; exit 0; }
+      sleep 0.1
+    done ) &
+}
+
+# when_cached NODE ID ACTION...: in the background, ACTION once NODE's cache
+# holds a complete part (its XOR file) of a dataset ID or newer of this job
+when_cached() {
+  local node=$1 id=$2; shift 2
+  ( for i in $(seq 1200); do
+      for d in "$SCR_CLUSTER_STATE"/nodes/$node/local/cache/*/scr.$SCR_JOB_ID/scr.dataset.*; do
+        n=${d##*.}
+        [ -d "$d" ] && [ "$n" -ge "$id" ] && ls "$d"/*.xor >/dev/null 2>&1 && { "$@"; exit 0; }
+      done
+      sleep 0.1
+    done ) &
+}
+
+# stop_rank NODE PROGRAM: SIGSTOP to one rank of PROGRAM on NODE (a hang)
+stop_rank() {
+  pid=$(scr_cluster ps "$1" | awk -v p="$2" '$3 ~ ("/" p "$") { print $2; exit }')
+  [ -n "$pid" ] && kill -STOP "$pid"
+}
+
+# scavenged STEP: the prefix directory holds checkpoint STEP of the test
+# app's 8 ranks, with the 4096 bytes each wrote
+scavenged() {
+  for r in 0 1 2 3 4 5 6 7; do
+    "$APP" --check "$PREFIX/ckpt.$1/rank_$r.dat" "$1" "$r" 4096 || { echo "bad ckpt.$1/rank_$r.dat"; return 1; }
+  done
+}
+
+# ---- Slurm on the test cluster (slurm_up)
+# slurm_all_idle N: N nodes idle in Slurm (a renewed node registers again)
+slurm_all_idle() {
+  for i in $(seq 600); do
+    test "$(sinfo -h -N -o %t | grep -c "^idle$")" = "$1" && return 0
+    sleep 0.1
+  done
+  sinfo -N; return 1
+}
+
+# in_alloc OUT COMMAND...: COMMAND (a program, not a shell function) in an
+# allocation of 5 nodes that survives a node failure, in the prefix
+# directory; its output in $TRASH/OUT, its status in OUT.status. salloc
+# ignores TERM while its command runs: the command has the time limit,
+# salloc a KILL some time after it
+in_alloc() {
+  local out=$1; shift
+  (cd "$PREFIX" && timeout -k 5 $((SCR_TEST_TIMEOUT + 30)) salloc -N 5 --no-kill \
+     timeout -k 10 "$SCR_TEST_TIMEOUT" "$@") >"$TRASH/$out" 2>&1
+  echo $? >"$TRASH/$out.status"
+}

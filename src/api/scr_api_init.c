@@ -24,6 +24,7 @@
 #include "scr_halt.h"
 #include "scr_restart.h"
 #include "scr_event_log.h"
+#include "scr_recovery.h"
 #include "scr_reddesc.h"
 #include "scr_api.h"
 
@@ -109,6 +110,7 @@ int SCR_Init(void)
   /* what scr_postrun reads to know whether the cache holds anything to scavenge */
   if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
 
+  if (!scr.restore_logged_by_caller) scr_recovery_restored(scr.restart_id, scr.restart_name);
   scr.time_last_checkpoint_end = scr_log_seconds();
   scr.initialized = 1;
   if (scr.rank == 0)
@@ -158,6 +160,7 @@ int SCR_Finalize(void)
     }
     scr_flush_async_finalize();
     scr_api_interval_advice();
+    scr_recovery_resumed("SCR_Finalize");
     /* exact when the job ends: during it, changes no reader would see were
      * left for the next write (scr_flush_file.h); written only if it differs */
     if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);

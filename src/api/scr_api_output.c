@@ -24,6 +24,7 @@
 #include "scr_flush_async.h"
 #include "scr_halt.h"
 #include "scr_event_log.h"
+#include "scr_recovery.h"
 #include "scr_reddesc.h"
 #include "scr_redundancy.h"
 #include "scr_api.h"
@@ -75,6 +76,8 @@ int SCR_Need_checkpoint(int* flag)
     return SCR_SUCCESS;
   }
   scr.need_checkpoint_calls++;
+  /* past its restart: a step of the program is done */
+  scr_recovery_resumed("SCR_Need_checkpoint");
   int need = 0;
   if (scr.rank == 0) {
     double now = scr_log_seconds();
@@ -151,6 +154,7 @@ int scr_output_begin(const char* name, int flags, int collective)
     name = generated;
   }
 
+  scr_recovery_resumed("dataset-start");
   double start = scr_log_seconds();
   /* the write span of the timeline begins (compute ends) with making room */
   scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_START" : "OUTPUT_START", "dset=%d name=%s", id, name);

@@ -10,6 +10,8 @@
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_interval.h"
+#include "scr_log_events.h"
+#include "scr_log_recovery.h"
 
 /* exit codes: 1 when the work failed, 2 when the command line was wrong */
 enum { SCR_LOG_EXIT_FAILED = 1, SCR_LOG_EXIT_USAGE = 2 };
@@ -28,98 +30,6 @@ static void scr_log_usage(FILE* out)
     "                        (90, 15m, 6h, 2d; default $SCR_MTBF, else what the\n"
     "                        failures in the log imply)\n"
     "  -h, --help            print this help\n");
-}
-
-/* ---- the log, one event per line ---- */
-
-struct scr_log_event {
-  char name[32];
-  double time;
-  char* words;    /* "key=value ..." after the event's name, for scr_log_get */
-};
-
-/* value of key in the event's words, copied into buf; NULL when missing */
-static const char* scr_log_get(const struct scr_log_event* e, const char* key, char* buf, size_t len)
-{
-  size_t klen = strlen(key);
-  const char* p = e->words;
-  while (p && *p) {
-    while (*p == ' ') p++;
-    if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
-      const char* v = p + klen + 1;
-      size_t n = strcspn(v, " \n");
-      if (n >= len) n = len - 1;
-      memcpy(buf, v, n);
-      buf[n] = '\0';
-      return buf;
-    }
-    p = strchr(p, ' ');
-  }
-  return NULL;
-}
-
-static double scr_log_get_double(const struct scr_log_event* e, const char* key, double fallback)
-{
-  char buf[64];
-  return scr_log_get(e, key, buf, sizeof(buf)) ? strtod(buf, NULL) : fallback;
-}
-
-static int scr_log_get_int(const struct scr_log_event* e, const char* key, int fallback)
-{
-  char buf[32];
-  return scr_log_get(e, key, buf, sizeof(buf)) ? atoi(buf) : fallback;
-}
-
-/* the events of job (NULL: the job of the last INIT, else of the last line),
- * in the order of the file; *job_out gets the job shown (malloc'd) */
-static struct scr_log_event* scr_log_read(FILE* f, const char* job, size_t* count, char** job_out)
-{
-  char line[2048];
-  char* chosen = job ? strdup(job) : NULL;
-  if (!chosen) {
-    /* a first pass finds the newest run's job: a prefix may hold several */
-    char last_any[256] = "", last_init[256] = "";
-    while (fgets(line, sizeof(line), f)) {
-      char* j = strstr(line, " job=");
-      if (!j) continue;
-      size_t n = strcspn(j + 5, " \n");
-      if (n >= sizeof(last_any)) continue;
-      memcpy(last_any, j + 5, n);
-      last_any[n] = '\0';
-      if (strstr(line, " event=INIT ")) snprintf(last_init, sizeof(last_init), "%s", last_any);
-    }
-    chosen = strdup(last_init[0] ? last_init : last_any);
-    rewind(f);
-  }
-  size_t cap = 64, n = 0;
-  struct scr_log_event* events = malloc(cap * sizeof(*events));
-  size_t jlen = strlen(chosen);
-  while (events && fgets(line, sizeof(line), f)) {
-    char* j = strstr(line, " job=");
-    char* ev = strstr(line, " event=");
-    char* t = strstr(line, " time=");
-    if (!j || !ev || strncmp(j + 5, chosen, jlen) != 0 || (j[5 + jlen] != ' ' && j[5 + jlen] != '\n')) continue;
-    if (n == cap) {
-      struct scr_log_event* more = realloc(events, 2 * cap * sizeof(*events));
-      if (!more) break;
-      events = more;
-      cap *= 2;
-    }
-    struct scr_log_event* e = &events[n];
-    size_t len = strcspn(ev + 7, " \n");
-    if (len >= sizeof(e->name)) continue;
-    memcpy(e->name, ev + 7, len);
-    e->name[len] = '\0';
-    /* a log written before time= existed has only the stamp to the second:
-     * such lines are skipped rather than drawn a second off */
-    if (!t) continue;
-    e->time = strtod(t + 6, NULL);
-    e->words = strdup(ev + 7 + len);
-    n++;
-  }
-  *count = n;
-  *job_out = chosen;
-  return events;
 }
 
 /* ---- runs and spans ---- */
@@ -286,6 +196,8 @@ static void scr_timeline_build(struct scr_timeline* tl, const struct scr_log_eve
   char buf[256];
   for (size_t i = 0; i < n; i++) {
     const struct scr_log_event* e = &ev[i];
+    /* scr_run's events are between runs: the recovery phases read them */
+    if (scr_log_is_launcher_event(e)) continue;
     double t = e->time;
     int dset = scr_log_get_int(e, "dset", -1);
     double bytes = scr_log_get_double(e, "bytes", -1);
@@ -738,6 +650,12 @@ int main(int argc, char** argv)
   scr_timeline_totals(&tl, mtbf, mtbf_from, &totals);
   scr_text = svg && strcmp(svg, "-") == 0 ? stderr : stdout;
   scr_timeline_print(&tl, shown, &totals);
+  struct scr_recovery* failures = NULL;
+  size_t nfailures = scr_recovery_find(events, count, &failures);
+  double first = events[0].time;
+  for (size_t i = 1; i < count; i++) if (events[i].time < first) first = events[i].time;
+  scr_recovery_print(scr_text, failures, nfailures, first);
+  free(failures);
 
   int rc = 0;
   if (svg) {

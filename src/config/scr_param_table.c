@@ -162,7 +162,8 @@ static const scr_param_def table[] = {
   SIMPLE("SCR_NODELIST", T(STRING), NULL, G(LAUNCH), YES, "nodes of the allocation, in host list syntax; unset: those the launcher names (scr_cluster: all)"),
   RANGED("SCR_MIN_NODES", NULL, G(LAUNCH), YES, 1, BIG, "fewest healthy nodes an scr_run launch may use; unset: as many as the launcher names"),
   SIMPLE("SCR_EXCLUDE_NODES", T(STRING), NULL, G(LAUNCH), YES, "nodes scr_run must not use, in host list syntax (node[1-4,7])"),
-  RANGED("SCR_WATCHDOG_TIMEOUT", NULL, G(LAUNCH), YES, 0, BIG, "seconds a launch of scr_run may go without SCR activity (a checkpoint, a flush, a fetch) before it counts as hung and is ended; unset: 3600; 0: no watchdog"),
+  RANGED("SCR_WATCHDOG_TIMEOUT", NULL, G(LAUNCH), YES, 0, BIG, "seconds a launch of scr_run may go without SCR activity (a checkpoint, a flush, a fetch) before it counts as hung and is ended; 0: no watchdog; unset: 3 times the longest interval between the job's checkpoints, at least SCR_WATCHDOG_MIN, and 3600 until the launch completed a checkpoint"),
+  RANGED("SCR_WATCHDOG_MIN", "300", G(LAUNCH), YES, 1, BIG, "seconds the watchdog of scr_run waits at least when SCR_WATCHDOG_TIMEOUT is unset (it adapts to the interval between checkpoints)"),
   RANGED("SCR_WATCHDOG_TIMEOUT_PFS", NULL, G(LAUNCH), NO, 1, BIG, "LLNL SCR: seconds a write to the parallel file system may take before the job counts as hung"),
 
   /* preload */

@@ -24,6 +24,7 @@
 #include "scr_flush.h"
 #include "scr_api.h"
 #include "scr_restart.h"
+#include "scr_recovery.h"
 #include "scr_preload_child.h"
 #include "scr_preload_engine.h"
 #include "scr_preload_engine_impl.h"
@@ -750,6 +751,9 @@ static int engine_close(int fd, void* file, int rc, int* handled)
   (void) fd;
   (void) handled;
   struct scr_engine_file* f = file;
+  /* a file read after a restore, before the next checkpoint, is the
+   * program's restart read: its end is when the program resumed */
+  scr_recovery_read_closed();
   if (!f) return rc;
   int saved_errno = errno;
   pthread_mutex_lock(&scr_engine_lock);
@@ -849,6 +853,8 @@ static int engine_init(void)
    * time left, a count of checkpoints) ends it after the checkpoint that
    * meets it, unless SCR_HALT_EXIT=0 says otherwise */
   scr.halt_exit_by_default = 1;
+  /* the restore ends once the other cached datasets are settled, below */
+  scr.restore_logged_by_caller = 1;
   if (SCR_Init() != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) {
     SCR_Finalize();
@@ -870,7 +876,7 @@ static int engine_init(void)
   scr_peers_init();
   /* the restored dataset is visible at once; it is read through the view */
   int have = 0, restored = -1;
-  char name[SCR_MAX_FILENAME];
+  char name[SCR_MAX_FILENAME] = "";
   if (SCR_Have_restart(&have, name) == SCR_SUCCESS && have && SCR_Start_restart(name) == SCR_SUCCESS) {
     engine.done_id = restored = scr.restart_id;
     SCR_Complete_restart(1);
@@ -896,6 +902,7 @@ static int engine_init(void)
   scr_pointers_pin_renamed_start();
   pthread_mutex_unlock(&scr_engine_lock);
   scr_preload_hooks_virtual_directories(1);
+  scr_recovery_restored(restored, name);
   /* the processes the program starts see what it sees, read-only */
   scr_preload_child_export(scr.rank, restored, scr.prefix, scr.cntl_dir, scr.cache_dir);
   return SCR_SUCCESS;

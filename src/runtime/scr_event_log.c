@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 #include "scr_error.h"
+#include "scr_log.h"
 #include "scr_param.h"
 #include "scr_path.h"
 #include "scr_io.h"
@@ -36,28 +36,24 @@ void scr_event_log_init(void)
   scr_event_log_syslog = scr.rank == 0 && enable && sys;
 }
 
-void scr_event_log(const char* event, const char* fmt, ...)
+/* the line of event at when (seconds since the epoch) */
+static void scr_event_log_line(double when, const char* event, const char* fmt, va_list ap)
 {
-  if (!scr_event_log_txt && !scr_event_log_syslog) return;
   char details[768] = "";
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(details, sizeof(details), fmt, ap);
-  va_end(ap);
 
   if (scr_event_log_syslog)
     syslog(LOG_INFO, "scr job=%s user=%s event=%s %s", scr.job_id, scr.user, event, details);
   if (scr_event_log_txt) {
     char stamp[32], line[1024];
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    time_t now = tv.tv_sec;
+    long long ms = (long long) (when * 1000.0 + 0.5);
+    time_t seconds = (time_t) (ms / 1000);
     struct tm tm;
-    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", localtime_r(&seconds, &tm));
     /* time= in seconds since the epoch to the millisecond: spans of a
      * timeline are often shorter than the second of the readable stamp */
-    int n = snprintf(line, sizeof(line), "%s job=%s event=%s time=%lld.%03ld %s\n", stamp, scr.job_id,
-                     event, (long long) tv.tv_sec, (long) (tv.tv_usec / 1000), details);
+    int n = snprintf(line, sizeof(line), "%s job=%s event=%s time=%lld.%03lld %s\n", stamp, scr.job_id,
+                     event, ms / 1000, ms % 1000, details);
     char* path = scr_path_join(scr.prefix_scr, "log");
     /* the program's mode (0666 less the umask); never through a link, nor
      * into a log another user planted */
@@ -77,4 +73,22 @@ void scr_event_log(const char* event, const char* fmt, ...)
     }
     free(path);
   }
+}
+
+void scr_event_log(const char* event, const char* fmt, ...)
+{
+  if (!scr_event_log_txt && !scr_event_log_syslog) return;
+  va_list ap;
+  va_start(ap, fmt);
+  scr_event_log_line(scr_log_seconds(), event, fmt, ap);
+  va_end(ap);
+}
+
+void scr_event_log_at(double when, const char* event, const char* fmt, ...)
+{
+  if (!scr_event_log_txt && !scr_event_log_syslog) return;
+  va_list ap;
+  va_start(ap, fmt);
+  scr_event_log_line(when > 0 ? when : scr_log_seconds(), event, fmt, ap);
+  va_end(ap);
 }

@@ -9,4 +9,8 @@ void scr_event_log_init(void);
 /* "EVENT key=value ..." with the job id and a timestamp added; no-op when disabled */
 void scr_event_log(const char* event, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* the same for an event that happened at when (seconds since the epoch, as
+ * scr_log_seconds gives them), logged later: its line carries that time */
+void scr_event_log_at(double when, const char* event, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

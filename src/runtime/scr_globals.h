@@ -85,6 +85,10 @@ struct scr_state {
    * for a program that cannot ask SCR_Should_exit */
   int halt_exit_by_default;
 
+  /* set before SCR_Init by the preload engine, which settles the other cached
+   * datasets after SCR_Init restored one: it logs RESTORED itself, then */
+  int restore_logged_by_caller;
+
   /* set before SCR_Init by scr_scavenge: restart from the newest checkpoint
    * in cache whatever SCR_CURRENT says (it would drop the later ones) */
   int restart_newest;
