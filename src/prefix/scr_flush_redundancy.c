@@ -84,9 +84,14 @@ static int scr_flush_redundancy_partner(int id, const scr_kvtree* dset, scr_kvtr
 
 int scr_flush_redundancy_copy(int id, scr_kvtree* mine, uint64_t* bytes)
 {
+  return scr_flush_redundancy_copy_of(scr.filemap, scr.rank, id, mine, bytes);
+}
+
+int scr_flush_redundancy_copy_of(const scr_kvtree* map, int rank, int id, scr_kvtree* mine, uint64_t* bytes)
+{
   uint64_t copied = 0;
   if (bytes) *bytes = 0;
-  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  scr_kvtree* dset = scr_filemap_get_dataset(map, id);
   scr_kvtree* reddesc = scr_kvtree_get(dset, "REDDESC");
   enum scr_copy_type type;
   if (!reddesc || scr_reddesc_type_from_name(scr_kvtree_get_val(reddesc, "TYPE"), &type) != SCR_SUCCESS ||
@@ -96,19 +101,19 @@ int scr_flush_redundancy_copy(int id, scr_kvtree* mine, uint64_t* bytes)
   scr_kvtree_get_int(dset, SCR_FILEMAP_KEY_REDUNDANCY_STALE, &stale);
   if (stale) {
     scr_warn("dataset %d: a file of rank %d changed after its redundancy was encoded: its redundancy data stays "
-             "in cache, and scr_index --build cannot use it", id, scr.rank);
+             "in cache, and scr_index --build cannot use it", id, rank);
     return 0;
   }
   scr_kvtree* rec = scr_kvtree_new();
   int ok = type == SCR_COPY_PARTNER
                ? scr_flush_redundancy_partner(id, dset, rec, &copied)
-               : scr_flush_redundancy_parity(id, scr_kvtree_get_kv_int(dset, "RANK", scr.rank), rec, &copied);
+               : scr_flush_redundancy_parity(id, scr_kvtree_get_kv_int(dset, "RANK", rank), rec, &copied);
   if (ok) {
     scr_kvtree_set(rec, "REDDESC", scr_kvtree_copy(reddesc));
     scr_kvtree_merge(mine, rec);
   } else {
     scr_warn("dataset %d: the redundancy data of rank %d is not on the prefix directory %s: scr_index --build "
-             "cannot use it", id, scr.rank, scr.prefix);
+             "cannot use it", id, rank, scr.prefix);
   }
   scr_kvtree_delete(&rec);
   if (bytes) *bytes = copied;

@@ -15,5 +15,8 @@
  * scr_index --build then knows nothing of this rank's part. *bytes (may be
  * NULL) gets the bytes copied. Not collective. */
 int scr_flush_redundancy_copy(int id, scr_kvtree* mine, uint64_t* bytes);
+/* the same for rank's part as its filemap map records it (scr_scavenge
+ * copies the part of each rank whose filemap its node holds) */
+int scr_flush_redundancy_copy_of(const scr_kvtree* map, int rank, int id, scr_kvtree* mine, uint64_t* bytes);
 
 #endif

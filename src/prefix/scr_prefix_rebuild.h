@@ -3,6 +3,8 @@
 #ifndef SCR_PREFIX_REBUILD_H
 #define SCR_PREFIX_REBUILD_H
 
+#include <stddef.h>
+
 /* Checks every rank's files of dataset id on the prefix directory (present,
  * the size rank2file records); rebuilds those of the ranks that lack one
  * from the XOR or RS parity or the PARTNER copies under the dataset's
@@ -14,5 +16,9 @@
  * messages naming the ranks that cannot be rebuilt and why, with nothing
  * marked complete. *rebuilt (may be NULL): how many ranks were rebuilt. */
 int scr_prefix_rebuild(const char* prefix, int id, int* rebuilt);
+
+/* the ranks marked among n, as "2, 3 and 5", into buf (what the messages
+ * of a rebuild and of the scavenge before it name them by) */
+void scr_prefix_rebuild_ranks_text(const int* marked, int n, char* buf, size_t len);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "scr_kvtree.h"
+#include "scr_prefix_rebuild.h"
 
 struct scr_prefix_rebuild {
   const char* prefix;
@@ -30,8 +31,6 @@ int scr_prefix_rebuild_commit(struct scr_prefix_rebuild* b, const char* tmp, con
 /* the survivor whose rank2file entry records a REDDESC naming rank r in
  * its set, or -1; *index gets r's place in that set */
 int scr_prefix_rebuild_set_of(struct scr_prefix_rebuild* b, int r, int* index);
-/* ranks as "2, 3 and 5" into buf */
-void scr_prefix_rebuild_ranks_text(const int* marked, int n, char* buf, size_t len);
 
 /* each rebuilds the lost ranks its scheme covers, or marks them unrebuilt
  * after saying why; SCR_SUCCESS when none is left unrebuilt */
