@@ -192,6 +192,43 @@ test_expect_success 'scr_index --build of a complete dataset checks it and leave
   expect_grep "every rank.s files are on the prefix directory; marked complete" build.out && current_complete ckpt.6
 '
 
+test_expect_success 'a flush carries no redundancy data by default; with SCR_FLUSH_REDUNDANCY=1 it does, and a file lost later is rebuilt from it' '
+  fresh && SCR_COPY_TYPE=XOR && export SCR_COPY_TYPE &&
+  on_nodes flush.default $all env SCR_FLUSH=2 "$api" --steps 2 --bytes 65536 &&
+  current_complete ckpt.2 && test ! -e "$PREFIX/.scr/scr.dataset.2/redundancy" &&
+  fresh && on_nodes flush.red $all env SCR_FLUSH=2 SCR_FLUSH_REDUNDANCY=1 "$api" --steps 2 --bytes 65536 &&
+  current_complete ckpt.2 && test "$(ls "$PREFIX/.scr/scr.dataset.2/redundancy" | grep -c "\.xor\$")" = 8 &&
+  cp "$PREFIX/ckpt.2/rank_6.dat" rank_6.before && rm "$PREFIX/ckpt.2/rank_6.dat" &&
+  scr_index -p "$PREFIX" --build ckpt.2 >build.out 2>&1 && cmp rank_6.before "$PREFIX/ckpt.2/rank_6.dat" &&
+  current_complete ckpt.2
+'
+
+# lose_after_checkpoint STEP: in the background, node1 fails a second after
+# its part of checkpoint STEP is complete in its cache (its XOR file written)
+lose_after_checkpoint() {
+  ( dir="$SCR_CLUSTER_STATE/nodes/node1/local/cache/$(id -un)/scr.$SCR_JOB_ID/scr.dataset.$1"
+    for i in $(seq 600); do
+      ls "$dir"/*.xor >/dev/null 2>&1 && { sleep 1; scr_cluster kill node1 >/dev/null; exit 0; }
+      sleep 0.1
+    done ) &
+}
+
+# scr_run as a user runs it: the last launch loses node1 after a
+# checkpoint, no spare is left, and what the next job needs is on the prefix
+test_expect_success 'scr_run: node1 lost in the last launch, no spare: scr_postrun rebuilds its ranks on the prefix, every byte right' '
+  fresh && SCR_COPY_TYPE=XOR && export SCR_COPY_TYPE && lose_after_checkpoint 3 &&
+  (cd "$PREFIX" && SCR_RUNS=1 scr_run -v --no-preload scr_cluster run --nodes $all --ppn 2 --timeout 120 -- \
+     "$APP" --steps 40 --bytes 4096 --step-sleep 300) >run.out 2>&1; wait
+  expect_grep "postrun: scr_postrun .* --nodes node0,node2,node3 " run.out &&
+  expect_grep "scr_postrun: dataset [0-9]* lacks the files of some ranks" run.out &&
+  expect_grep "rebuilt 2 ranks in .*marked complete" run.out &&
+  step=$(sed -n "s/^scr_scavenge: dataset [0-9]* (ckpt\.\([0-9]*\)) copied to .*/\1/p" run.out) &&
+  test -n "$step" && test "$step" -ge 3 && current_complete "ckpt.$step" &&
+  for r in 0 1 2 3 4 5 6 7; do
+    "$APP" --check "$PREFIX/ckpt.$step/rank_$r.dat" "$step" "$r" 4096 || { echo "bad rank_$r.dat"; exit 1; }
+  done && cluster revive node1 >/dev/null
+'
+
 test_expect_success 'scr_index --build of an unknown dataset is an error naming it' '
   ! scr_index -p "$PREFIX" --build ckpt.99 2>err && expect_grep "no dataset named .ckpt.99." err
 '
