@@ -40,6 +40,30 @@ static int scr_prefix_partner_copy(struct scr_prefix_rebuild* b, const char* src
   return rc;
 }
 
+/* file rel of rank s copied between its place on the prefix directory and
+ * the partner copy of it (to_copy: into the copy), checked against the SIZE
+ * and CRC f records; out records them, and its LINK */
+static int scr_prefix_partner_file(struct scr_prefix_rebuild* b, int s, const char* rel, const scr_kvtree* f,
+                                   int to_copy, scr_kvtree* out)
+{
+  uint64_t size = 0;
+  scr_kvtree_get_uint64(f, "SIZE", &size);
+  const char* crc = scr_kvtree_get_val(f, "CRC");
+  char* name = scr_summary_partner_name(s, rel);
+  char* copy = name ? scr_summary_dataset_file(b->prefix, b->id, name) : NULL;
+  char* place = scr_prefix_rebuild_file(b, rel);
+  int rc = copy && place ? scr_prefix_partner_copy(b, to_copy ? place : copy, to_copy ? copy : place, crc, size)
+                         : SCR_ERR_SECURITY;
+  scr_kvtree_set_kv_uint64(out, "SIZE", size);
+  scr_kvtree_set_kv(out, "CRC", crc);
+  const char* group = scr_kvtree_get_val(f, SCR_FILEMAP_KEY_LINK);
+  if (group) scr_kvtree_set_kv(out, SCR_FILEMAP_KEY_LINK, group);
+  free(place);
+  free(copy);
+  free(name);
+  return rc;
+}
+
 /* rank r's files from the copy holder flushed; its rank2file entry made */
 static int scr_prefix_partner_restore(struct scr_prefix_rebuild* b, int r, int holder)
 {
@@ -52,20 +76,7 @@ static int scr_prefix_partner_restore(struct scr_prefix_rebuild* b, int r, int h
        e = scr_kvtree_next(e), count++) {
     const scr_kvtree* f = scr_kvtree_elem_tree(e);
     const char* rel = scr_kvtree_get_val(f, "RELPATH");
-    uint64_t size = 0;
-    scr_kvtree_get_uint64(f, "SIZE", &size);
-    char* name = scr_summary_partner_name(r, rel);
-    char* src = name ? scr_summary_dataset_file(b->prefix, b->id, name) : NULL;
-    char* dst = scr_prefix_rebuild_file(b, rel);
-    rc = src && dst ? scr_prefix_partner_copy(b, src, dst, scr_kvtree_get_val(f, "CRC"), size) : SCR_ERR_SECURITY;
-    scr_kvtree* out = scr_kvtree_add_kv(entry, "FILE", rel);
-    scr_kvtree_set_kv_uint64(out, "SIZE", size);
-    scr_kvtree_set_kv(out, "CRC", scr_kvtree_get_val(f, "CRC"));
-    const char* group = scr_kvtree_get_val(f, SCR_FILEMAP_KEY_LINK);
-    if (group) scr_kvtree_set_kv(out, SCR_FILEMAP_KEY_LINK, group);
-    free(dst);
-    free(src);
-    free(name);
+    rc = scr_prefix_partner_file(b, r, rel, f, 0, scr_kvtree_add_kv(entry, "FILE", rel));
   }
   scr_kvtree_set_kv_int(entry, "FILES", count);
   return rc;
@@ -92,23 +103,9 @@ static void scr_prefix_partner_copy_again(struct scr_prefix_rebuild* b, int r)
   scr_kvtree* copy = scr_kvtree_new();
   int rc = left >= 0 && left < b->ranks ? SCR_SUCCESS : SCR_ERR_INVALID, i = 0;
   for (scr_kvtree_elem* e = scr_kvtree_first(files); rc == SCR_SUCCESS && e; e = scr_kvtree_next(e), i++) {
-    const char* rel = scr_kvtree_elem_key(e);
-    const scr_kvtree* f = scr_kvtree_elem_tree(e);
-    uint64_t size = 0;
-    scr_kvtree_get_uint64(f, "SIZE", &size);
-    char* name = scr_summary_partner_name(left, rel);
-    char* dst = name ? scr_summary_dataset_file(b->prefix, b->id, name) : NULL;
-    char* src = scr_prefix_rebuild_file(b, rel);
-    rc = src && dst ? scr_prefix_partner_copy(b, src, dst, scr_kvtree_get_val(f, "CRC"), size) : SCR_ERR_SECURITY;
     scr_kvtree* out = scr_kvtree_add_kv_int(copy, "FILE", i);
-    scr_kvtree_set_kv(out, "RELPATH", rel);
-    scr_kvtree_set_kv_uint64(out, "SIZE", size);
-    scr_kvtree_set_kv(out, "CRC", scr_kvtree_get_val(f, "CRC"));
-    const char* group = scr_kvtree_get_val(f, SCR_FILEMAP_KEY_LINK);
-    if (group) scr_kvtree_set_kv(out, SCR_FILEMAP_KEY_LINK, group);
-    free(src);
-    free(dst);
-    free(name);
+    scr_kvtree_set_kv(out, "RELPATH", scr_kvtree_elem_key(e));
+    rc = scr_prefix_partner_file(b, left, scr_kvtree_elem_key(e), scr_kvtree_elem_tree(e), 1, out);
   }
   scr_kvtree_unset(entry, "PARTNER");
   if (rc == SCR_SUCCESS) scr_kvtree_set(scr_kvtree_add_kv_int(entry, "PARTNER", left), "FILE",
