@@ -4,7 +4,9 @@
 # costs against a scavenge of all nodes: t/perf/prefix-redundancy.sh [MB_PER_RANK [ROUNDS]]
 # On 4 fake nodes x 2 ranks (tmpfs), the API example is killed after its checkpoint;
 # scr_postrun then copies it: without the redundancy data, with it, and with node1 lost
-# (no spare: the survivors' part, then the rebuild on the prefix). Ratios to the first.
+# (no spare: the survivors' part, then the rebuild on the prefix). Times are of the copy
+# itself (the flush in the event log; the scavenge's and the build's own lines), apart
+# from the launch and restart every scavenge pays; ratios to the copy without redundancy.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${top_builddir:-$(cd "$here/../.." && pwd)/build}
@@ -41,6 +43,11 @@ postrun() {
   echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }'
 }
 
+# seconds of the scavenge's flush of the checkpoint, from the event log
+flush_seconds() {
+  sed -n 's/.* event=FLUSH_COMPLETE .* dset=2 .* seconds=\([0-9.]*\).*/\1/p' "$prefix/.scr/log" | tail -n 1
+}
+
 # bytes under the prefix directory: the checkpoint's files, and its redundancy data
 data_bytes() { du -sb "$prefix/ckpt.2" | cut -f1; }
 red_bytes() { du -sb "$prefix/.scr/scr.dataset.2/redundancy" 2>/dev/null | cut -f1 || echo 0; }
@@ -49,30 +56,32 @@ red_bytes() { du -sb "$prefix/.scr/scr.dataset.2/redundancy" 2>/dev/null | cut -
 for round in $(seq "$rounds"); do
   for scheme in XOR RS PARTNER; do
     export SCR_COPY_TYPE=$scheme
-    job; plain=$(postrun $all SCR_SCAVENGE_REDUNDANCY=0); data=$(data_bytes)
-    job; with=$(postrun $all SCR_SCAVENGE_REDUNDANCY=1); red=$(red_bytes)
+    job; total=$(postrun $all SCR_SCAVENGE_REDUNDANCY=0); plain=$(flush_seconds); data=$(data_bytes)
+    job; total_with=$(postrun $all SCR_SCAVENGE_REDUNDANCY=1); with=$(flush_seconds); red=$(red_bytes)
     job; "$cluster" kill node1 >/dev/null
-    lost=$(postrun node0,node2,node3 SCR_SCAVENGE_REDUNDANCY=1)
+    total_lost=$(postrun node0,node2,node3 SCR_SCAVENGE_REDUNDANCY=1)
+    survivors=$(sed -n 's/.*from the surviving nodes in \([0-9.]*\) s.*/\1/p' "$work/post.out")
     build=$(sed -n 's/.*rebuilt [0-9]* ranks* in \([0-9.]*\) s.*/\1/p' "$work/post.out")
     grep -q 'marked complete' "$work/post.out" || { cat "$work/post.out" >&2; exit 1; }
-    echo "$scheme $plain $with $lost ${build:-0} $data $red" >>"$work/runs"
+    echo "$scheme $plain $with $survivors $build $data $red $total $total_with $total_lost" >>"$work/runs"
   done
 done
 
 awk -v mb="$mb" -v rounds="$rounds" '
-  { s = $1; n[s]++; k = n[s]; plain[s, k] = $2; with[s, k] = $3; lost[s, k] = $4; build[s, k] = $5
-    rw[s, k] = $3 / $2; rl[s, k] = $4 / $2; data[s] = $6; red[s] = $7 }
+  { s = $1; n[s]++; k = n[s]; plain[s, k] = $2; with[s, k] = $3; surv[s, k] = $4; build[s, k] = $5
+    data[s] = $6; red[s] = $7; tp[s, k] = $8; tw[s, k] = $9; tl[s, k] = $10
+    rw[s, k] = $3 / $2; rl[s, k] = ($4 + $5) / $2; rt[s, k] = $9 / $8; rtl[s, k] = $10 / $8 }
   function median(a, s, n,   i, j, t, v) {
     for (i = 1; i <= n; i++) v[i] = a[s, i]
     for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j] < v[j - 1]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
     return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
   }
   END {
-    printf "8 ranks x %d MiB on 4 fake nodes, scavenged by scr_postrun, %d rounds; seconds, then median ratio to no redundancy data\n", mb, rounds
+    printf "8 ranks x %d MiB on 4 fake nodes (tmpfs), %d rounds; seconds of the copy (of scr_postrun)\n", mb, rounds
     for (s in n) {
       printf "%-7s data %d B, redundancy data %d B (%.3f of the data)\n", s, data[s], red[s], red[s] / data[s]
       for (i = 1; i <= n[s]; i++)
-        printf "  round %d: all nodes %.2f, with redundancy data %.2f; node1 lost: survivors + build %.2f (build %.2f)\n", i, plain[s, i], with[s, i], lost[s, i], build[s, i]
-      printf "  median: with redundancy data %.3f; survivors + scr_index --build %.3f\n", median(rw, s, n[s]), median(rl, s, n[s])
+        printf "  round %d: all nodes %.3f (%.2f), with redundancy data %.3f (%.2f); node1 lost: survivors %.3f + build %.3f (%.2f)\n", i, plain[s, i], tp[s, i], with[s, i], tw[s, i], surv[s, i], build[s, i], tl[s, i]
+      printf "  median ratio to the copy without redundancy data: with it %.3f, survivors + scr_index --build %.3f; of scr_postrun: %.3f and %.3f\n", median(rw, s, n[s]), median(rl, s, n[s]), median(rt, s, n[s]), median(rtl, s, n[s])
     }
   }' "$work/runs"
