@@ -161,6 +161,17 @@ test_expect_success 'XOR: a damaged parity file on the prefix is refused: the ra
   test -e "$PREFIX/ckpt.6/rank_3.dat" && cluster revive node1 >/dev/null
 '
 
+test_expect_success 'XOR: the job died while encoding its newest checkpoint, node1 lost: the checkpoint before is scavenged and rebuilt' '
+  SCR_COPY_TYPE=XOR && export SCR_COPY_TYPE && fresh &&
+  { on_nodes api.enc.run $all env SCR_CACHE_SIZE=2 SCR_FAULT_KILL=encode:6@0 "$api" --steps 10 --bytes 65536; true; } &&
+  killed_after api.enc.run "checkpoint ckpt.5 written" && ! grep -q "checkpoint ckpt.6 written" "$TRASH/api.enc.run" &&
+  lose node1 && postrun_on api.enc.post node0,node2,node3 &&
+  { test "$(cat "$TRASH/api.enc.post.status")" = 0 || { cat "$TRASH/api.enc.post"; false; }; } &&
+  expect_grep "dataset 6 (ckpt.6) .*not copied" "$TRASH/api.enc.post" &&
+  expect_grep "dataset 5 (ckpt.5) copied to .* without ranks 2 and 3" "$TRASH/api.enc.post" &&
+  current_complete ckpt.5 && as_cached node1 ckpt.5/rank_2.dat ckpt.5/rank_3.dat && cluster revive node1 >/dev/null
+'
+
 test_expect_success 'SCR_SCAVENGE_REDUNDANCY=0: the survivors files alone; scr_postrun says which ranks cannot be rebuilt, and fails' '
   api_lost XOR api.nored.run node1 &&
   (SCR_SCAVENGE_REDUNDANCY=0 && export SCR_SCAVENGE_REDUNDANCY && postrun_on api.nored.post node0,node2,node3) &&

@@ -18,6 +18,7 @@
 #include "scr_mpi.h"
 #include "scr_flush.h"
 #include "scr_flush_redundancy.h"
+#include "scr_reddesc_type.h"
 #include "scr_prefix_rebuild.h"
 #include "scr_scavenge.h"
 
@@ -146,13 +147,34 @@ static void scr_survivors_load(const scr_kvtree* jobs, scr_kvtree* maps)
   }
 }
 
-/* collective: the datasets to copy, DSET/<id>/DESC, newest first: the newest checkpoint not older than the index's
- * and the output datasets after it, each unless it is on the prefix already
- * or the program took it apart */
-static void scr_survivors_plan(const scr_kvtree* maps, scr_kvtree* plan)
+/* 1 when rank r's part of dataset dset carries the redundancy its scheme
+ * makes: a parity file (XOR, RS) or a partner's copy (PARTNER); what a job
+ * killed while encoding left lacks it, and cannot rebuild a lost rank */
+static int scr_survivors_protected(const scr_kvtree* dset, int r)
+{
+  enum scr_copy_type type;
+  long long stale = 0;
+  scr_kvtree_get_int(dset, SCR_FILEMAP_KEY_REDUNDANCY_STALE, &stale);
+  if (stale || scr_reddesc_type_from_name(scr_kvtree_get_val(scr_kvtree_get(dset, "REDDESC"), "TYPE"), &type) !=
+                   SCR_SUCCESS)
+    return 0;
+  if (type == SCR_COPY_PARTNER) return scr_kvtree_size(scr_kvtree_get(dset, "PARTNER")) > 0;
+  if (type == SCR_COPY_XOR || type == SCR_COPY_RS)
+    return scr_kvtree_size(scr_kvtree_get(scr_kvtree_get_kv_int(dset, "RANK", r), "REDFILE")) > 0;
+  return 0;
+}
+
+/* collective: the datasets to copy, DSET/<id>/DESC, newest first: the
+ * newest checkpoint not older than the index's and the output datasets
+ * after it, each unless it is on the prefix already, the program took it
+ * apart, or a surviving rank holds it incomplete or, when ranks are
+ * missing, unprotected (the job died while it completed or encoded it: an
+ * older one is taken instead) */
+static void scr_survivors_plan(const scr_kvtree* maps, int job_ranks, scr_kvtree* plan)
 {
   scr_kvtree* mine = scr_kvtree_new();
-  for (scr_kvtree_elem* m = scr_kvtree_first(scr_kvtree_get(maps, "MAP")); m; m = scr_kvtree_next(m))
+  for (scr_kvtree_elem* m = scr_kvtree_first(scr_kvtree_get(maps, "MAP")); m; m = scr_kvtree_next(m)) {
+    scr_kvtree_add_kv(mine, "HELD", scr_kvtree_elem_key(m));
     for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(scr_kvtree_elem_tree(m), "DSET")); d;
          d = scr_kvtree_next(d)) {
       scr_kvtree* dset = scr_kvtree_elem_tree(d);
@@ -160,6 +182,9 @@ static void scr_survivors_plan(const scr_kvtree* maps, scr_kvtree* plan)
       if (!desc || !scr_dataset_is_complete(desc)) continue;
       scr_kvtree* info = scr_kvtree_add_kv(mine, "DSET", scr_kvtree_elem_key(d));
       if (!scr_kvtree_get(info, "DESC")) scr_kvtree_set(info, "DESC", scr_kvtree_copy(desc));
+      scr_kvtree_add_kv(info, "COMPLETE", scr_kvtree_elem_key(m));
+      if (scr_survivors_protected(dset, (int) scr_kvtree_elem_key_int(m)))
+        scr_kvtree_add_kv(info, "PROTECTED", scr_kvtree_elem_key(m));
       long long flag = 0;
       if (scr_kvtree_get_int(dset, "FLUSHED", &flag) == SCR_SUCCESS && flag == 1)
         scr_kvtree_add_kv(info, "FLUSHED", scr_kvtree_elem_key(m));
@@ -167,6 +192,7 @@ static void scr_survivors_plan(const scr_kvtree* maps, scr_kvtree* plan)
       if (scr_kvtree_get_int(dset, SCR_FILEMAP_KEY_TAKEN_APART, &flag) == SCR_SUCCESS && flag)
         scr_kvtree_add_kv(info, "APART", scr_kvtree_elem_key(m));
     }
+  }
   scr_kvtree* all = scr_kvtree_new();
   /* descriptors of one dataset agree: merged, the first stays */
   scr_mpi_gather_kvtree(mine, all, 0, scr.comm_world);
@@ -176,6 +202,7 @@ static void scr_survivors_plan(const scr_kvtree* maps, scr_kvtree* plan)
     if (scr_index_file_read(scr.prefix, index) != SCR_SUCCESS ||
         scr_index_file_most_recent_checkpoint(index, -1, &newest_indexed) != SCR_SUCCESS)
       newest_indexed = -1;
+    int held = scr_kvtree_size(scr_kvtree_get(all, "HELD"));
     scr_kvtree_sort_int(scr_kvtree_get(all, "DSET"), SCR_KVTREE_SORT_DESCENDING);
     for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(all, "DSET")); d; d = scr_kvtree_next(d)) {
       int id = (int) scr_kvtree_elem_key_int(d);
@@ -192,6 +219,15 @@ static void scr_survivors_plan(const scr_kvtree* maps, scr_kvtree* plan)
         printf("scr_scavenge: dataset %d (%s) is already in %s\n", id, name ? name : "?", scr.prefix);
       } else if (scr_kvtree_get(info, "APART")) {
         printf("scr_scavenge: the program deleted files of dataset %d (%s): not copied\n", id, name ? name : "?");
+        continue;
+      } else if (scr_kvtree_size(scr_kvtree_get(info, "COMPLETE")) < held) {
+        printf("scr_scavenge: dataset %d (%s) is not complete on every surviving rank: not copied\n", id,
+               name ? name : "?");
+        continue;
+      } else if (held < job_ranks && scr_kvtree_size(scr_kvtree_get(info, "PROTECTED")) < held) {
+        scr_err("dataset %d (%s) lacks the ranks of lost nodes, and its redundancy is not on every surviving rank "
+                "to rebuild them from (SINGLE, or the job died while encoding it): not copied", id, name ? name : "?");
+        scr_kvtree_set_kv_int(plan, "UNSAVED", id);
         continue;
       } else {
         scr_kvtree_set(scr_kvtree_add_kv(plan, "DSET", scr_kvtree_elem_key(d)), "DESC", scr_kvtree_copy(desc));
@@ -352,7 +388,7 @@ int scr_scavenge_survivors(int job_ranks)
   scr_kvtree* plan = scr_kvtree_new();
   scr_survivors_assign(jobs);
   scr_survivors_load(jobs, maps);
-  scr_survivors_plan(maps, plan);
+  scr_survivors_plan(maps, job_ranks, plan);
   int copied = 0, failed = 0;
   for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(plan, "DSET")); d; d = scr_kvtree_next(d)) {
     int id = (int) scr_kvtree_elem_key_int(d);
@@ -361,6 +397,8 @@ int scr_scavenge_survivors(int job_ranks)
     else
       failed = 1;
   }
+  /* a checkpoint the surviving nodes cannot save, and none older instead */
+  if (copied == 0 && scr_kvtree_get(plan, "UNSAVED")) failed = 1;
   if (scr.rank == 0 && copied == 0 && !failed) printf("scr_scavenge: no dataset left in cache\n");
   scr_kvtree_delete(&plan);
   scr_kvtree_delete(&maps);
