@@ -109,10 +109,10 @@ static int scr_prefix_set_refuse(struct scr_prefix_rebuild* b, const struct scr_
   for (int i = 0; i < s->n; i++) {
     snprintf(ranks + strlen(ranks), sizeof(ranks) - strlen(ranks), "%s%d", i ? ", " : "", s->members[i]);
     if (s->gone[i])
-      snprintf(gone + strlen(gone), sizeof(gone) - strlen(gone), "%s%d (%s)", gone[0] ? ", " : "", s->members[i],
-               b->lost[s->members[i]] ? "files" : "parity");
+      snprintf(gone + strlen(gone), sizeof(gone) - strlen(gone), "%srank %d: %s", gone[0] ? ", " : "",
+               s->members[i], b->lost[s->members[i]] ? "files" : "parity");
   }
-  scr_err("dataset %d: %s set %d (ranks %s) lost %d members, rank %s; it rebuilds at most %d", b->id,
+  scr_err("dataset %d: %s set %d (ranks %s) lost %d members (%s); it rebuilds at most %d", b->id,
           scr_reddesc_type_name(s->type), s->set_id, ranks, scr_prefix_set_count(s), gone, s->k);
   return SCR_ERR_INVALID;
 }
