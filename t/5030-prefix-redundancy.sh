@@ -51,7 +51,7 @@ as_cached() {
   n=$1
   shift
   for f in "$@"; do
-    c=$(find "$TRASH/saved.$n" -path '*/scr.dataset.*' ! -path '*/.partner.*' -name "$(basename "$f")" | head -n 1)
+    c=$(find "$TRASH/saved.$n" -path "*/scr.dataset.*/$f" ! -path '*/.partner.*' | head -n 1)
     test -n "$c" && cmp "$c" "$PREFIX/$f" || { echo "$f: not what $n held (${c:-nothing})"; return 1; }
   done
 }
