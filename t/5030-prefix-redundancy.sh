@@ -213,6 +213,15 @@ test_expect_success 'a flush carries no redundancy data by default; with SCR_FLU
   current_complete ckpt.2
 '
 
+test_expect_success 'a file on the prefix damaged in place (its size kept) fails its CRC32 in scr_index --build and is rebuilt from the parity flushed with it' '
+  cp "$PREFIX/ckpt.2/rank_3.dat" rank_3.before &&
+  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
+  ! cmp -s rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
+  scr_index -p "$PREFIX" --build ckpt.2 >build.out 2>&1 &&
+  expect_grep "rank 3: .*rank_3.dat does not match the CRC32 recorded when it was written" build.out &&
+  expect_grep "rebuilt 1 rank in" build.out && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" && current_complete ckpt.2
+'
+
 # lose_after_checkpoint STEP: in the background, node1 fails a second after
 # its part of checkpoint STEP is complete in its cache (its XOR file written)
 lose_after_checkpoint() {

@@ -88,7 +88,11 @@ void scr_prefix_rebuild_ranks_text(const int* marked, int n, char* buf, size_t l
 }
 
 /* lost[r] for every rank with no entry in rank2file or a file missing or
- * of another size than recorded there; the number of them */
+ * of another size than recorded there, or (check_crc) of another CRC32:
+ * a dataset that was whole when written is being repaired, and a file
+ * damaged in place is lost as much as a deleted one; after a survivors'
+ * scavenge, which checked each file's CRC32 as it copied it, the size
+ * suffices. The number of them */
 static int scr_prefix_rebuild_find_lost(struct scr_prefix_rebuild* b)
 {
   int count = 0;
@@ -101,11 +105,19 @@ static int scr_prefix_rebuild_find_lost(struct scr_prefix_rebuild* b)
                                                                                : NULL;
     for (scr_kvtree_elem* f = scr_kvtree_first(scr_kvtree_get(entry, "FILE")); !why && f; f = scr_kvtree_next(f)) {
       uint64_t want = 0, size = 0;
+      uint32_t crc = 0;
       scr_kvtree_get_uint64(scr_kvtree_elem_tree(f), "SIZE", &want);
+      const char* want_crc = b->check_crc ? scr_kvtree_get_val(scr_kvtree_elem_tree(f), "CRC") : NULL;
       char* path = scr_path_join(b->prefix, scr_kvtree_elem_key(f));
       if (!path || scr_io_file_size(path, &size) != SCR_SUCCESS) why = "a file of it is missing";
       else if (size != want) why = "a file of it has another size than recorded";
       if (why) scr_info("dataset %d: rank %d: %s is missing or damaged", b->id, r, path ? path : "?");
+      else if (want_crc && (scr_io_crc32_file(path, &crc, &size) != SCR_SUCCESS ||
+                            strtoul(want_crc, NULL, 16) != crc || size != want)) {
+        why = "a file of it is damaged";
+        scr_info("dataset %d: rank %d: %s does not match the CRC32 recorded when it was written: treated as lost",
+                 b->id, r, path);
+      }
       free(path);
     }
     if (why) {
@@ -188,6 +200,7 @@ static int scr_prefix_rebuild_load(struct scr_prefix_rebuild* b)
     return SCR_ERR_INVALID;
   }
   b->ranks = (int) ranks;
+  b->check_crc = missing == 0;
   return SCR_SUCCESS;
 }
 

@@ -12,6 +12,7 @@ struct scr_prefix_rebuild {
   int id;
   const char* name;        /* the dataset's name, from its summary */
   int ranks;               /* of the job that wrote it */
+  int check_crc;           /* whole when written: every file's CRC32 is checked */
   scr_kvtree* summary;     /* summary.scr, rewritten complete at the end */
   scr_kvtree* rank2file;   /* rank2file.scr, completed with the rebuilt ranks */
   int* lost;               /* per rank: a file of it missing or of the wrong size */
