@@ -222,6 +222,19 @@ test_expect_success 'a file on the prefix damaged in place (its size kept) fails
   expect_grep "rebuilt 1 rank in" build.out && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" && current_complete ckpt.2
 '
 
+test_expect_success 'a restart that finds a file damaged on the prefix falls back and names scr_index --build; after the build the next job resumes from it' '
+  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
+  cluster_renew node0 node1 node2 node3 &&
+  on_nodes fetch.damaged $all "$api" --steps 2 --bytes 65536 &&
+  expect_grep "cannot fetch dataset 2 (ckpt.2).*scr_index --build ckpt.2 can rebuild it from the redundancy data there" "$TRASH/fetch.damaged" &&
+  expect_grep "^starting from step 0" "$TRASH/fetch.damaged" &&
+  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
+  scr_index -p "$PREFIX" --build ckpt.2 >build.out 2>&1 && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
+  cluster_renew node0 node1 node2 node3 &&
+  on_nodes fetch.repaired $all "$api" --steps 3 --bytes 65536 &&
+  expect_grep "resumed from step 2" "$TRASH/fetch.repaired"
+'
+
 # lose_after_checkpoint STEP: in the background, node1 fails a second after
 # its part of checkpoint STEP is complete in its cache (its XOR file written)
 lose_after_checkpoint() {
