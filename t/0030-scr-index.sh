@@ -134,4 +134,15 @@ test_expect_failure_exit 'two actions at once are refused' '
   scr_index --prefix p --list --drop ckpt.4
 '
 
+test_expect_success '--build of a dataset never flushed here says so, fails, and leaves the index untouched' '
+  cp $index_file saved && ! scr_index --prefix p --build ckpt.6 2>err &&
+  expect_grep "dataset 6 has no readable summary and rank2file map in .*scr.dataset.6: it was never flushed or scavenged there" err &&
+  cmp $index_file saved
+'
+
+test_expect_success '--json: an incomplete dataset without redundancy data on the prefix has nothing to rebuild from' '
+  scr_index --prefix p --json >json &&
+  expect_grep "\"id\": 6, .*\"complete\": false, .*\"rebuild_from\": null" json
+'
+
 test_done

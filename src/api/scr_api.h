@@ -2,6 +2,16 @@
 #ifndef SCR_API_H
 #define SCR_API_H
 
+/* SCR_Init in two halves, for scr_scavenge, which looks at the control
+ * directories between them. The first (communicators, configuration,
+ * directories; done, with scr.initialized set, when SCR_ENABLE=0) reads
+ * and moves nothing in the cache; the second loads the filemaps, places
+ * the cached files on their ranks and chooses the restart. A caller that
+ * stops after the first lets go of what it made with scr_init_release. */
+int scr_init_setup(void);
+int scr_init_restore(void);
+void scr_init_release(void);
+
 /* drop the dataset in progress (SCR_Finalize inside an output phase) */
 void scr_api_abandon_output(void);
 

@@ -39,7 +39,7 @@ static void scr_init_fail(void)
   exit(1);
 }
 
-int SCR_Init(void)
+int scr_init_setup(void)
 {
   int mpi_up = 0;
   MPI_Initialized(&mpi_up);
@@ -78,6 +78,27 @@ int SCR_Init(void)
   /* where SCR_FAULT_CORRUPT, a test's hook, finds the files it damages */
   const char* fault_roots[] = { scr.cache_dir, scr.prefix_scr };
   scr_fault_set_roots(fault_roots, 2);
+  return SCR_SUCCESS;
+}
+
+void scr_init_release(void)
+{
+  if (scr.enabled) MPI_Comm_free(&scr.comm_node);
+  MPI_Comm_free(&scr.comm_world);
+  scr_setup_finalize();
+  scr.initialized = 0;
+  scr_log_rank = -1;
+}
+
+int SCR_Init(void)
+{
+  int rc = scr_init_setup();
+  if (rc != SCR_SUCCESS || !scr.enabled) return rc;
+  return scr_init_restore();
+}
+
+int scr_init_restore(void)
+{
   scr_event_log_init();
   /* a run of the job begins: scr_log(1) draws a row from here to FINALIZE,
    * or marks the run failed when FINALIZE never comes */

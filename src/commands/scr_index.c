@@ -16,13 +16,16 @@
 #include "scr_kvtree.h"
 #include "scr_dataset.h"
 #include "scr_index_file.h"
+#include "scr_summary_file.h"
+#include "scr_reddesc_type.h"
+#include "scr_prefix_rebuild.h"
 
 /* exit codes: 1 when the work failed, 2 when the command line was wrong */
 enum { SCR_INDEX_EXIT_FAILED = 1, SCR_INDEX_EXIT_USAGE = 2 };
 
 /* one action per run; each has a function below taking the prefix and the
  * option's argument, so a new action is an enum value, an option and a function */
-enum scr_index_action { SCR_INDEX_LIST, SCR_INDEX_CURRENT, SCR_INDEX_DROP, SCR_INDEX_JSON };
+enum scr_index_action { SCR_INDEX_LIST, SCR_INDEX_CURRENT, SCR_INDEX_DROP, SCR_INDEX_JSON, SCR_INDEX_BUILD };
 
 /* what an update callback needs to explain a refusal */
 struct scr_index_target {
@@ -33,7 +36,7 @@ struct scr_index_target {
 static void scr_index_usage(FILE* out)
 {
   fprintf(out,
-    "Usage: scr_index [--prefix DIR] [--list | --json | --current NAME | --drop NAME]\n"
+    "Usage: scr_index [--prefix DIR] [--list | --json | --current NAME | --drop NAME | --build NAME]\n"
     "Show and edit the index of datasets flushed to the prefix directory DIR\n"
     "(default: $SCR_PREFIX, else the current directory).\n"
     "\n"
@@ -42,6 +45,9 @@ static void scr_index_usage(FILE* out)
     "  -j, --json            the same as one JSON object, for scripts\n"
     "  -c, --current NAME    restart from dataset NAME (a complete checkpoint)\n"
     "  -d, --drop NAME       remove dataset NAME from the index; its files stay\n"
+    "  -b, --build NAME      rebuild the files of the ranks dataset NAME (or id) lacks on the\n"
+    "                        prefix directory from the redundancy data flushed with it, then\n"
+    "                        mark it complete so that a restart fetches it\n"
     "  -h, --help            print this help\n");
 }
 
@@ -385,6 +391,8 @@ static void scr_json_string(const char* s)
   putchar('"');
 }
 
+static const char* scr_index_prefix_redundancy(const char* prefix, int id);
+
 static int scr_index_json(const char* prefix, const char* path, const char* argument)
 {
   (void) argument;
@@ -432,6 +440,10 @@ static int scr_index_json(const char* prefix, const char* path, const char* argu
            entry && scr_index_file_is_complete(v.index, id) ? "true" : "false");
     if (entry && scr_kvtree_get_int(entry, SCR_INDEX_KEY_FLUSHED, &flushed) == SCR_SUCCESS) printf("%lld", flushed);
     else printf("null");
+    /* read only where it matters: a dataset the index has incomplete */
+    const char* rebuild = entry && !scr_index_file_is_complete(v.index, id) ? scr_index_prefix_redundancy(prefix, id) : NULL;
+    printf(", \"rebuild_from\": ");
+    if (rebuild) scr_json_string(rebuild); else printf("null");
     printf(", \"failed\": %s, \"fetched\": %s, \"current\": %s, \"restart\": \"%s\"}",
            entry && scr_index_file_is_failed(v.index, id) ? "true" : "false",
            entry && scr_index_file_is_fetched(v.index, id) ? "true" : "false",
@@ -497,6 +509,52 @@ static int scr_index_drop(const char* prefix, const char* path, const char* name
   return rc;
 }
 
+/* ---- --build ---- */
+
+/* the dataset NAME names in the index, or the id it spells (a dataset a
+ * scavenge left unindexed has only its directory in .scr); -1 if neither */
+static int scr_index_build_target(const char* prefix, const char* name)
+{
+  scr_kvtree* index = scr_kvtree_new();
+  int id = -1;
+  if (scr_index_file_read(prefix, index) != SCR_SUCCESS || scr_index_file_get_id_by_name(index, name, &id) != SCR_SUCCESS) {
+    char* end = NULL;
+    long v = strtol(name, &end, 10);
+    id = end != name && *end == '\0' && v >= 0 && v <= 0x7fffffffL ? (int) v : -1;
+  }
+  scr_kvtree_delete(&index);
+  return id;
+}
+
+static int scr_index_build(const char* prefix, const char* path, const char* name)
+{
+  int id = scr_index_build_target(prefix, name);
+  if (id < 0) {
+    scr_err("no dataset named '%s' in %s: give its name or id (see scr_index --list)", name, path);
+    return SCR_ERR_NOENT;
+  }
+  return scr_prefix_rebuild(prefix, id, NULL);
+}
+
+/* the scheme whose redundancy data the prefix holds for dataset id, or NULL */
+static const char* scr_index_prefix_redundancy(const char* prefix, int id)
+{
+  static char scheme[16];
+  scr_kvtree* rank2file = scr_kvtree_new();
+  const char* found = NULL;
+  if (scr_rank2file_read(prefix, id, rank2file) == SCR_SUCCESS)
+    for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(rank2file, "RANK")); e && !found; e = scr_kvtree_next(e)) {
+      const char* type = scr_kvtree_get_val(scr_kvtree_get(scr_kvtree_elem_tree(e), "REDDESC"), "TYPE");
+      enum scr_copy_type t;
+      if (type && scr_reddesc_type_from_name(type, &t) == SCR_SUCCESS && t != SCR_COPY_SINGLE) {
+        snprintf(scheme, sizeof(scheme), "%s", scr_reddesc_type_name(t));
+        found = scheme;
+      }
+    }
+  scr_kvtree_delete(&rank2file);
+  return found;
+}
+
 /* ---- command line ---- */
 
 static int (*const scr_index_actions[])(const char* prefix, const char* path, const char* argument) = {
@@ -504,6 +562,7 @@ static int (*const scr_index_actions[])(const char* prefix, const char* path, co
   [SCR_INDEX_CURRENT] = scr_index_current,
   [SCR_INDEX_DROP] = scr_index_drop,
   [SCR_INDEX_JSON] = scr_index_json,
+  [SCR_INDEX_BUILD] = scr_index_build,
 };
 
 /* --prefix, else $SCR_PREFIX, else the current directory (malloc'd) */
@@ -520,7 +579,7 @@ static int scr_index_choose_action(int* chosen, enum scr_index_action action,
                                    const char** argument, const char* value)
 {
   if (*chosen >= 0 && *chosen != (int) action) {
-    scr_err("give only one of --list, --json, --current and --drop");
+    scr_err("give only one of --list, --json, --current, --drop and --build");
     return SCR_INDEX_EXIT_USAGE;
   }
   *chosen = (int) action;
@@ -536,6 +595,7 @@ int main(int argc, char** argv)
     {"json", no_argument, NULL, 'j'},
     {"current", required_argument, NULL, 'c'},
     {"drop", required_argument, NULL, 'd'},
+    {"build", required_argument, NULL, 'b'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
@@ -546,7 +606,7 @@ int main(int argc, char** argv)
 
   scr_log_program = "scr_index";
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":p:ljc:d:h", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":p:ljc:d:b:h", options, NULL)) != -1) {
     rc = SCR_SUCCESS;
     switch (opt) {
     case 'p': prefix_option = optarg; break;
@@ -554,6 +614,7 @@ int main(int argc, char** argv)
     case 'j': rc = scr_index_choose_action(&action, SCR_INDEX_JSON, &argument, NULL); break;
     case 'c': rc = scr_index_choose_action(&action, SCR_INDEX_CURRENT, &argument, optarg); break;
     case 'd': rc = scr_index_choose_action(&action, SCR_INDEX_DROP, &argument, optarg); break;
+    case 'b': rc = scr_index_choose_action(&action, SCR_INDEX_BUILD, &argument, optarg); break;
     case 'h':
       scr_index_usage(stdout);
       return 0;

@@ -1,5 +1,6 @@
 /* scr_scavenge.c - the copy step of scr_postrun: an MPI job of the last run's size
- * restores the cache as a restart would (rebuilding lost files) and flushes what never reached the prefix. */
+ * restores the cache as a restart would (rebuilding lost files) and flushes what never reached the prefix;
+ * one of fewer ranks copies what the surviving nodes hold (scr_scavenge_survivors.c). */
 #include "config.h"
 #include <mpi.h>
 #include <stdio.h>
@@ -13,13 +14,17 @@
 #include "scr_globals.h"
 #include "scr_flush.h"
 #include "scr_index_file.h"
+#include "scr_api.h"
+#include "scr_scavenge.h"
 
 /* Why an MPI job rather than a copy per node: a lost node's files exist only
  * as redundancy data spread over the set, and rebuilding them is what
  * SCR_Init already does at every restart, on any placement of the ranks. So
  * the scavenge is a restart that copies instead of computing, with the one
  * rebuild the tests cover, and it runs under whichever launcher ran the job.
- * It must run with the ranks count of the job that wrote the cache. */
+ * Run with fewer ranks than the job had, when lost nodes left no spare to
+ * take their place, it copies what the surviving nodes hold instead, and
+ * scr_index --build rebuilds the rest on the prefix directory. */
 
 static void scr_scavenge_usage(FILE* out)
 {
@@ -28,7 +33,11 @@ static void scr_scavenge_usage(FILE* out)
     "Run by scr_postrun with as many ranks as the job had, on its healthy nodes,\n"
     "in its working directory: restores the datasets still in node-local cache\n"
     "(rebuilding what lost nodes held) and copies to the prefix directory the\n"
-    "newest checkpoint and the output datasets after it that are not there yet.\n"
+    "newest checkpoint and the output datasets after it that are not there yet,\n"
+    "with their redundancy data (SCR_SCAVENGE_REDUNDANCY=1, the default).\n"
+    "Run with fewer ranks than the job had (lost nodes and no spare), it copies\n"
+    "what the surviving nodes hold, and a dataset lacking the ranks of the lost\n"
+    "nodes stays incomplete until scr_index --build rebuilds them.\n"
     "\n"
     "Exit status: 0 when nothing was left to copy or everything was copied,\n"
     "1 when a copy failed, 2 on a usage error.\n");
@@ -119,12 +128,19 @@ int main(int argc, char** argv)
   scr.restart_newest = 1;
   MPI_Init(&argc, &argv);
   int rc = 1;
-  if (SCR_Init() == SCR_SUCCESS) {
-    int copied = scr.enabled ? scr_scavenge_datasets() : 0;
-    if (scr.rank == 0 && scr.enabled && copied == 0 && scr.restart_id < 0)
-      printf("scr_scavenge: no dataset left in cache\n");
-    rc = copied < 0;
-    if (SCR_Finalize() != SCR_SUCCESS) rc = 1;
+  if (scr_init_setup() == SCR_SUCCESS) {
+    int job_ranks = scr.enabled ? scr_scavenge_job_ranks() : -1;
+    if (job_ranks > scr.ranks) {
+      rc = scr_scavenge_survivors(job_ranks) < 0;
+      scr_init_release();
+    } else if (!scr.enabled || scr_init_restore() == SCR_SUCCESS) {
+      scr.flush_redundancy = scr.scavenge_redundancy;
+      int copied = scr.enabled ? scr_scavenge_datasets() : 0;
+      if (scr.rank == 0 && scr.enabled && copied == 0 && scr.restart_id < 0)
+        printf("scr_scavenge: no dataset left in cache\n");
+      rc = copied < 0;
+      if (SCR_Finalize() != SCR_SUCCESS) rc = 1;
+    }
   }
   fflush(stdout);
   MPI_Finalize();

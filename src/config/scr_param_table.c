@@ -113,6 +113,8 @@ static const scr_param_def table[] = {
   SIMPLE("SCR_FLUSH_ASYNC", T(BOOL), "0", G(FLUSH), YES, "flush checkpoints in the background through a scr_transfer daemon per node (see scr_transfer(1)); output datasets are still flushed before SCR_Complete_output returns, and the preload layer always flushes synchronously"),
   SIMPLE("SCR_FLUSH_ASYNC_BW", T(BYTES), NULL, G(FLUSH), YES, "bytes per second an asynchronous flush may use per node; unset: no limit"),
   SIMPLE("SCR_FLUSH_ASYNC_PERCENT", T(DOUBLE), NULL, G(FLUSH), YES, "percent of a CPU an asynchronous flush may use; unset: no limit"),
+  SIMPLE("SCR_FLUSH_REDUNDANCY", T(BOOL), "0", G(FLUSH), YES, "a synchronous flush copies each dataset's redundancy data (XOR and RS parity, PARTNER copies) to the prefix directory too, for scr_index --build; costs the parity's share of the bytes (PARTNER: as much again)"),
+  SIMPLE("SCR_SCAVENGE_REDUNDANCY", T(BOOL), "1", G(FLUSH), YES, "scr_scavenge copies the redundancy data beside the files it scavenges, so that scr_index --build rebuilds on the prefix directory the ranks of nodes lost at the end of the allocation"),
   SIMPLE("SCR_FLUSH_ON_RESTART", T(BOOL), "0", G(FLUSH), YES, "flush the checkpoint restored by SCR_Init before the run goes on"),
   SIMPLE("SCR_FLUSH_TYPE", T(STRING), "SYNC", G(FLUSH), NO, "LLNL AXL transfer method: SYNC, PTHREAD, BBAPI or DATAWARP"),
   RANGED("SCR_FLUSH_WIDTH", "256", G(FLUSH), NO, 1, BIG, "ranks writing to the parallel file system at once"),

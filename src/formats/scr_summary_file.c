@@ -17,22 +17,36 @@ char* scr_summary_dataset_dir(const char* prefix, int id)
   return dir;
 }
 
-static char* scr_summary_file_path(const char* prefix, int id, const char* name)
+char* scr_summary_dataset_file(const char* prefix, int id, const char* name)
 {
+  if (!name || !scr_path_is_safe_relative(name)) return NULL;
   char* dir = scr_summary_dataset_dir(prefix, id);
   char* path = dir ? scr_path_join(dir, name) : NULL;
   free(dir);
   return path;
 }
 
+char* scr_summary_partner_name(int s, const char* relpath)
+{
+  char* name = NULL;
+  if (!relpath || asprintf(&name, "%s/partner.%d/%s", SCR_SUMMARY_REDUNDANCY_DIR, s, relpath) < 0) return NULL;
+  return name;
+}
+
 int scr_summary_file_write(const char* prefix, int id, const scr_kvtree* dsetdesc, int ranks)
 {
-  char* path = scr_summary_file_path(prefix, id, "summary.scr");
+  return scr_summary_file_write_missing(prefix, id, dsetdesc, ranks, 0);
+}
+
+int scr_summary_file_write_missing(const char* prefix, int id, const scr_kvtree* dsetdesc, int ranks, int missing)
+{
+  char* path = scr_summary_dataset_file(prefix, id, "summary.scr");
   if (!path) return SCR_ERR_NOMEM;
   scr_kvtree* summary = scr_kvtree_new();
   scr_kvtree_set_kv_int(summary, "VERSION", SCR_SUMMARY_VERSION);
   scr_kvtree_set(summary, "DSETDESC", scr_kvtree_copy(dsetdesc));
   scr_kvtree_set_kv_int(summary, "RANKS", ranks);
+  if (missing) scr_kvtree_set_kv_int(summary, "MISSING_RANKS", missing);
   int rc = scr_kvtree_write_file_mode(path, summary, 1);
   scr_kvtree_delete(&summary);
   free(path);
@@ -41,7 +55,7 @@ int scr_summary_file_write(const char* prefix, int id, const scr_kvtree* dsetdes
 
 int scr_summary_file_read(const char* prefix, int id, scr_kvtree* summary)
 {
-  char* path = scr_summary_file_path(prefix, id, "summary.scr");
+  char* path = scr_summary_dataset_file(prefix, id, "summary.scr");
   if (!path) return SCR_ERR_NOMEM;
   int rc = scr_kvtree_read_file(path, summary);
   if (rc == SCR_SUCCESS) {
@@ -59,7 +73,7 @@ int scr_summary_file_read(const char* prefix, int id, scr_kvtree* summary)
 
 int scr_rank2file_write(const char* prefix, int id, const scr_kvtree* rank2file)
 {
-  char* path = scr_summary_file_path(prefix, id, "rank2file.scr");
+  char* path = scr_summary_dataset_file(prefix, id, "rank2file.scr");
   if (!path) return SCR_ERR_NOMEM;
   int rc = scr_kvtree_write_file_mode(path, rank2file, 1);
   free(path);
@@ -68,7 +82,7 @@ int scr_rank2file_write(const char* prefix, int id, const scr_kvtree* rank2file)
 
 int scr_rank2file_read(const char* prefix, int id, scr_kvtree* rank2file)
 {
-  char* path = scr_summary_file_path(prefix, id, "rank2file.scr");
+  char* path = scr_summary_dataset_file(prefix, id, "rank2file.scr");
   if (!path) return SCR_ERR_NOMEM;
   int rc = scr_kvtree_read_file(path, rank2file);
   scr_kvtree_elem* r;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "scr_error.h"
 #include "scr_log.h"
 #include "scr_io.h"
@@ -191,8 +192,14 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
         scr_info("restarting from dataset %d (%s) fetched from %s in %.3f s", candidate,
                  name ? name : "?", scr.prefix, scr_log_seconds() - start);
       } else {
-        scr_warn("cannot fetch dataset %d (%s) from %s: %s%s", candidate, name ? name : "?",
-                 scr.prefix, reason, damaged ? "; marked FAILED in the index" : "");
+        /* damaged files beside redundancy data are not the end of this checkpoint */
+        char* red = damaged ? scr_summary_dataset_file(scr.prefix, candidate, SCR_SUMMARY_REDUNDANCY_DIR) : NULL;
+        int rebuildable = red && name && access(red, F_OK) == 0;
+        scr_warn("cannot fetch dataset %d (%s) from %s: %s%s%s%s%s", candidate, name ? name : "?", scr.prefix,
+                 reason, damaged ? "; marked FAILED in the index" : "",
+                 rebuildable ? "; scr_index --build " : "", rebuildable ? name : "",
+                 rebuildable ? " can rebuild it from the redundancy data there" : "");
+        free(red);
         int older = -1;
         if (fall_back && scr_index_file_most_recent_checkpoint(index, candidate, &older) == SCR_SUCCESS)
           candidate = older;

@@ -22,6 +22,7 @@
 #include "scr_event_log.h"
 #include "scr_flush.h"
 #include "scr_flush_async.h"
+#include "scr_flush_redundancy.h"
 #include "scr_fault.h"
 
 int scr_flush_is_flushed(int id)
@@ -212,6 +213,8 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
   }
   scr_kvtree_delete(&linked);
   if (ok) scr_flush_copy_attached(id);
+  /* the files are on the prefix directory whatever becomes of this copy */
+  if (ok && scr.flush_redundancy) scr_flush_redundancy_copy(id, mine, NULL);
   return ok;
 }
 

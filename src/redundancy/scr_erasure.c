@@ -17,13 +17,6 @@ static uint64_t scr_round_up(uint64_t x, uint64_t to)
   return (x + to - 1) / to * to;
 }
 
-uint64_t scr_erasure_chunk_size(uint64_t longest, int n, int k)
-{
-  uint64_t chunk = scr_round_up(longest, (uint64_t) (n - k)) / (uint64_t) (n - k);
-  chunk = scr_round_up(chunk, 64);
-  return chunk ? chunk : 64;
-}
-
 int scr_erasure_init(struct scr_erasure* e, MPI_Comm comm, int k, uint64_t chunk, size_t piece)
 {
   memset(e, 0, sizeof(*e));
@@ -33,42 +26,17 @@ int scr_erasure_init(struct scr_erasure* e, MPI_Comm comm, int k, uint64_t chunk
   e->k = k;
   e->chunk = chunk;
   e->piece = (size_t) scr_round_up(piece < 64 ? 64 : piece, 64);
-  if (k < 1 || k >= e->n) return SCR_ERR_INVALID;
-  if (k > 1) {
-    e->matrix = malloc((size_t) e->n * (e->n - k));
-    gf_gen_cauchy1_matrix(e->matrix, e->n, e->n - k);
-  }
-  return SCR_SUCCESS;
+  return scr_erasure_code_init(&e->code, e->n, k, chunk);
 }
 
 void scr_erasure_finalize(struct scr_erasure* e)
 {
-  free(e->matrix);
-  e->matrix = NULL;
-}
-
-static unsigned char* scr_erasure_alloc(size_t bytes)
-{
-  void* p = NULL;
-  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return NULL;
-  return p;
+  scr_erasure_code_finalize(&e->code);
 }
 
 static int scr_mod(int a, int n)
 {
   return ((a % n) + n) % n;
-}
-
-/* row q of the full n x (n-k) code: identity for data positions, Cauchy below */
-static const unsigned char* scr_erasure_row(const struct scr_erasure* e, int q, unsigned char* unit)
-{
-  int d = e->n - e->k;
-  if (q >= e->k) {
-    memset(unit, 0, d);
-    unit[q - e->k] = 1;
-    return unit;
-  }
-  return e->matrix + (size_t) (d + q) * d;
 }
 
 int scr_erasure_encode(struct scr_erasure* e, struct scr_stream* data, struct scr_stream* parity)
@@ -82,7 +50,7 @@ int scr_erasure_encode(struct scr_erasure* e, struct scr_stream* data, struct sc
   int rc = (in && out && chunk) ? SCR_SUCCESS : SCR_ERR_NOMEM;
   if (rc == SCR_SUCCESS && k > 1) {
     gftbls = malloc((size_t) 32 * d * k);
-    ec_init_tables(d, k, e->matrix + (size_t) d * d, gftbls);
+    ec_init_tables(d, k, e->code.matrix + (size_t) d * d, gftbls);
   }
 
   for (uint64_t off = 0; rc == SCR_SUCCESS && off < e->chunk; off += e->piece) {
@@ -142,67 +110,13 @@ int scr_erasure_encode(struct scr_erasure* e, struct scr_stream* data, struct sc
   return rc;
 }
 
-/* Decode plan of one stripe: which members contribute (in chain order), with
- * which coefficient per lost row, and which members receive which row. */
-struct scr_stripe_plan {
-  int contributors[256];   /* set indexes, n-k of them */
-  int lost[256];           /* set indexes of lost members, in order */
-  int lost_count;
-  unsigned char* gftbls;   /* 32 * (n-k) * lost_count */
-  int xor_only;
-};
-
-static int scr_erasure_plan(const struct scr_erasure* e, int t, const int* lost,
-                            struct scr_stripe_plan* plan)
-{
-  const int n = e->n, k = e->k, d = n - k;
-  int found = 0;
-  plan->lost_count = 0;
-  for (int i = 0; i < n; i++) {
-    int q = (k + i) % n;            /* chain order: data positions first, parity last */
-    int member = (t + q) % n;
-    if (lost[member]) plan->lost[plan->lost_count++] = member;
-    else if (found < d) plan->contributors[found++] = member;
-  }
-  if (found < d) return SCR_ERR_INVALID;
-  plan->xor_only = (k == 1);
-  plan->gftbls = NULL;
-  if (plan->xor_only || plan->lost_count == 0) return SCR_SUCCESS;
-
-  /* invert the rows of the survivors, then express each lost row through them */
-  unsigned char* m = malloc((size_t) d * d);
-  unsigned char* inv = malloc((size_t) d * d);
-  unsigned char* coef = malloc((size_t) d * plan->lost_count);
-  unsigned char unit[256];
-  for (int i = 0; i < d; i++)
-    memcpy(m + (size_t) i * d, scr_erasure_row(e, scr_mod(plan->contributors[i] - t, n), unit), d);
-  int rc = gf_invert_matrix(m, inv, d) == 0 ? SCR_SUCCESS : SCR_ERR_INVALID;
-  for (int l = 0; rc == SCR_SUCCESS && l < plan->lost_count; l++) {
-    const unsigned char* row = scr_erasure_row(e, scr_mod(plan->lost[l] - t, n), unit);
-    for (int j = 0; j < d; j++) {
-      unsigned char c = 0;
-      for (int i = 0; i < d; i++) c ^= gf_mul(row[i], inv[(size_t) i * d + j]);
-      coef[(size_t) l * d + j] = c;
-    }
-  }
-  if (rc == SCR_SUCCESS) {
-    plan->gftbls = malloc((size_t) 32 * d * plan->lost_count);
-    ec_init_tables(d, plan->lost_count, coef, plan->gftbls);
-  }
-  free(coef);
-  free(inv);
-  free(m);
-  return rc;
-}
-
-/* where member's piece of stripe t lives: its data stream or its parity file */
+/* where this member's piece of stripe t lives: its data stream or its parity file */
 static int scr_erasure_access(const struct scr_erasure* e, int t, uint64_t off, size_t len,
                               struct scr_stream* data, struct scr_stream* parity,
                               unsigned char* buf, int writing)
 {
-  int q = scr_mod(e->me - t, e->n);
-  struct scr_stream* s = q >= e->k ? data : parity;
-  uint64_t at = (uint64_t) (q >= e->k ? q - e->k : q) * e->chunk + off;
+  uint64_t at = 0;
+  struct scr_stream* s = scr_erasure_code_locate(&e->code, e->me, t, off, &at) ? parity : data;
   return writing ? scr_stream_write(s, at, buf, len) : scr_stream_read(s, at, buf, len);
 }
 
@@ -212,7 +126,7 @@ int scr_erasure_rebuild(struct scr_erasure* e, const int* lost, struct scr_strea
   const int n = e->n, d = n - e->k;
   struct scr_stripe_plan* plans = calloc(n, sizeof(*plans));
   int rc = SCR_SUCCESS;
-  for (int t = 0; t < n && rc == SCR_SUCCESS; t++) rc = scr_erasure_plan(e, t, lost, &plans[t]);
+  for (int t = 0; t < n && rc == SCR_SUCCESS; t++) rc = scr_erasure_plan(&e->code, t, lost, &plans[t]);
   unsigned char* acc = scr_erasure_alloc(e->piece * e->k);
   unsigned char* chunk = scr_erasure_alloc(e->piece);
   if (!acc || !chunk) rc = SCR_ERR_NOMEM;
@@ -238,18 +152,7 @@ int scr_erasure_rebuild(struct scr_erasure* e, const int* lost, struct scr_strea
         rc = SCR_FAILURE;
       if (pos < d) {
         if (scr_erasure_access(e, t, off, len, data, parity, chunk, 0) != SCR_SUCCESS) ok = 0;
-        if (p->xor_only) {
-          if (pos == 0) memcpy(acc, chunk, len);
-          else {
-            void* v[3] = { acc, chunk, acc };
-            xor_gen(3, (int) len, v);
-          }
-        } else {
-          unsigned char* out[256];
-          if (pos == 0) memset(acc, 0, rows * len);
-          for (int r = 0; r < rows; r++) out[r] = acc + (size_t) r * len;
-          ec_encode_data_update((int) len, d, rows, pos, p->gftbls, chunk, out);
-        }
+        scr_erasure_plan_add(p, pos, len, chunk, acc);
       } else {
         if (scr_erasure_access(e, t, off, len, data, parity, acc + (size_t) (pos - d) * len, 1) !=
             SCR_SUCCESS)
@@ -261,7 +164,7 @@ int scr_erasure_rebuild(struct scr_erasure* e, const int* lost, struct scr_strea
     }
   }
   if (!ok && rc == SCR_SUCCESS) rc = SCR_ERR_IO;
-  for (int t = 0; t < n; t++) free(plans[t].gftbls);
+  for (int t = 0; t < n; t++) scr_erasure_plan_free(&plans[t]);
   free(plans);
   free(chunk);
   free(acc);

@@ -6,20 +6,16 @@
 #include <mpi.h>
 #include <stdint.h>
 #include "scr_stream.h"
+#include "scr_erasure_code.h"
 
-/* Each member's stream is cut into n-k chunks. Stripe t (one per member) holds
- * member t+q's chunk q-k for q = k..n-1 and its k parity rows on members
- * t..t+k-1; so every member stores k parity chunks, one per stripe it guards. */
+/* one member's side of the code (scr_erasure_code.h) over the ranks of its set */
 struct scr_erasure {
   MPI_Comm comm;
   int n, k, me;
   uint64_t chunk;          /* bytes per chunk, multiple of 64 */
   size_t piece;            /* bytes moved per message, multiple of 64 */
-  unsigned char* matrix;   /* n x (n-k) Cauchy encode matrix (RS only) */
+  struct scr_erasure_code code;
 };
-
-/* chunk size for the longest stream of the set (all members pass the same max) */
-uint64_t scr_erasure_chunk_size(uint64_t longest_stream, int n, int k);
 
 int scr_erasure_init(struct scr_erasure* e, MPI_Comm comm, int k, uint64_t chunk, size_t piece);
 void scr_erasure_finalize(struct scr_erasure* e);

@@ -19,28 +19,6 @@ static struct scr_reddesc* scr_reddescs = NULL;
 static int scr_reddesc_quiet = 0;
 static int scr_reddesc_count = 0;
 
-const char* scr_reddesc_type_name(enum scr_copy_type type)
-{
-  switch (type) {
-  case SCR_COPY_PARTNER: return "PARTNER";
-  case SCR_COPY_XOR:     return "XOR";
-  case SCR_COPY_RS:      return "RS";
-  default:               return "SINGLE";
-  }
-}
-
-int scr_reddesc_type_from_name(const char* name, enum scr_copy_type* type)
-{
-  static const enum scr_copy_type all[] = { SCR_COPY_SINGLE, SCR_COPY_PARTNER, SCR_COPY_XOR,
-                                            SCR_COPY_RS };
-  for (unsigned i = 0; name && i < sizeof(all) / sizeof(all[0]); i++)
-    if (strcasecmp(name, scr_reddesc_type_name(all[i])) == 0) {
-      *type = all[i];
-      return SCR_SUCCESS;
-    }
-  return SCR_ERR_INVALID;
-}
-
 /* failure group value of this rank for group name: host name for NODE, else
  * the GROUPS descriptor of this host; NULL when the host has none */
 static const char* scr_reddesc_group_value(const char* group)
@@ -235,6 +213,8 @@ void scr_reddesc_record(const struct scr_reddesc* d, scr_kvtree* tree)
 {
   scr_kvtree_set_kv(tree, "TYPE", scr_reddesc_type_name(d->type));
   scr_kvtree_set_kv_int(tree, "CKPT", d->index);
+  /* the job's size: a scavenge from fewer nodes tells by it which ranks are missing */
+  scr_kvtree_set_kv_int(tree, "RANKS", scr.ranks);
   if (d->type == SCR_COPY_SINGLE) return;
   scr_kvtree_set_kv(tree, "GROUP", d->group);
   scr_kvtree_set_kv_int(tree, "HOP", d->hop_distance);

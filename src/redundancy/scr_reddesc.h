@@ -5,8 +5,7 @@
 
 #include <mpi.h>
 #include "scr_kvtree.h"
-
-enum scr_copy_type { SCR_COPY_SINGLE, SCR_COPY_PARTNER, SCR_COPY_XOR, SCR_COPY_RS };
+#include "scr_reddesc_type.h"
 
 struct scr_reddesc {
   int index;            /* CKPT=<index> */
@@ -37,10 +36,9 @@ void scr_reddesc_finalize(void);
 const struct scr_reddesc* scr_reddesc_select(int checkpoint_id, int flags);
 
 /* what gets recorded with a dataset so a later run rebuilds with the scheme that
- * wrote it: TYPE, GROUP, SET/ID, SET/SIZE, SET/FAILURES, SET/MEMBER/<i> = rank, HOP */
+ * wrote it: TYPE, CKPT, RANKS (of the job), GROUP, SET/ID, SET/SIZE, SET/FAILURES,
+ * SET/MEMBER/<i> = rank, HOP */
 void scr_reddesc_record(const struct scr_reddesc* desc, scr_kvtree* reddesc_tree);
 
-const char* scr_reddesc_type_name(enum scr_copy_type type);
-int scr_reddesc_type_from_name(const char* name, enum scr_copy_type* type);
 
 #endif

@@ -24,8 +24,8 @@
 #include "scr_erasure.h"
 #include "scr_partner.h"
 #include "scr_redundancy.h"
+#include "scr_parity_file.h"
 
-#define SCR_PARITY_MAGIC 0x53435250u /* "SCRP" */
 #define SCR_PARITY_PIECE (1 << 20)
 
 /* this rank's files of a dataset in stream order (sorted by cache path) */
@@ -113,59 +113,6 @@ static char* scr_redundancy_parity_path(int id, int index, int n, int set_id, co
   return path;
 }
 
-/* parity file: k*chunk parity bytes, then the packed header, then 16 bytes of
- * trailer (header length, magic) so a reader finds the header from the end;
- * the header and trailer, malloc'd, *length bytes */
-static unsigned char* scr_redundancy_pack_header(const scr_kvtree* h, size_t* length)
-{
-  size_t len = scr_kvtree_pack_size(h);
-  unsigned char* buf = malloc(len + 16);
-  if (!buf) return NULL;
-  scr_kvtree_pack(h, buf);
-  uint64_t trailer[2] = { len, SCR_PARITY_MAGIC };
-  memcpy(buf + len, trailer, 16);
-  *length = len + 16;
-  return buf;
-}
-
-int scr_redundancy_write_header(struct scr_stream* parity, uint64_t at, const scr_kvtree* h)
-{
-  size_t length = 0;
-  unsigned char* buf = scr_redundancy_pack_header(h, &length);
-  int rc = buf ? scr_stream_write(parity, at, buf, length) : SCR_ERR_NOMEM;
-  free(buf);
-  return rc;
-}
-
-int scr_redundancy_read_header(const char* path, scr_kvtree* header)
-{
-  /* read the trailer and the header only: the parity before them is as large
-   * as a share of the checkpoint, and reading it all would cost that much memory */
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return SCR_ERR_NOENT;
-    scr_err("cannot open %s: %s", path, strerror(errno));
-    return SCR_ERR_IO;
-  }
-  int rc = SCR_ERR_CORRUPT;
-  struct stat st;
-  uint64_t trailer[2] = { 0, 0 };
-  uint64_t size = fstat(fd, &st) == 0 ? (uint64_t) st.st_size : 0;
-  if (size >= 16 && scr_io_pread_full(fd, trailer, 16, (off_t) (size - 16)) == 16 &&
-      trailer[1] == SCR_PARITY_MAGIC && trailer[0] <= size - 16) {
-    size_t len = (size_t) trailer[0];
-    char* buf = malloc(len ? len : 1);
-    if (!buf)
-      rc = SCR_ERR_NOMEM;
-    else if (scr_io_pread_full(fd, buf, len, (off_t) (size - 16 - len)) == (ssize_t) len)
-      rc = scr_kvtree_unpack(buf, len, header, NULL);
-    free(buf);
-  }
-  close(fd);
-  if (rc != SCR_SUCCESS) scr_err("redundancy file %s has no readable header", path);
-  return rc;
-}
-
 void scr_redundancy_register(int id, const char* path, uint64_t size, uint32_t crc, uint32_t parity_crc)
 {
   scr_kvtree* r = scr_kvtree_add_kv_int(scr_filemap_add_dataset(scr.filemap, id), "RANK", scr.rank);
@@ -240,7 +187,7 @@ static int scr_redundancy_encode(int id, const struct scr_reddesc* d)
                         scr_kvtree_get_val(scr_kvtree_elem_tree(f), "CRC"));
   }
   if (ok && parity_open)
-    ok = scr_redundancy_write_header(&parity, (uint64_t) k * chunk, header) == SCR_SUCCESS;
+    ok = scr_parity_write_header(&parity, (uint64_t) k * chunk, header) == SCR_SUCCESS;
   uint32_t file_crc = 0, parity_crc = 0;
   if (ok && parity_open) ok = scr_stream_file_crc(&parity, 0, &file_crc) == SCR_SUCCESS &&
                               scr_stream_file_crc_upto(&parity, 0, (uint64_t) k * chunk, &parity_crc) == SCR_SUCCESS;
@@ -328,7 +275,7 @@ static int scr_redundancy_rewrite_header(int id, const char* path, uint64_t old_
                                          uint32_t parity_crc, const scr_kvtree* header)
 {
   size_t length = 0;
-  unsigned char* buf = scr_redundancy_pack_header(header, &length);
+  unsigned char* buf = scr_parity_pack_header(header, &length);
   int fd = buf ? open(path, O_WRONLY | O_CLOEXEC) : -1;
   struct stat st;
   int ok = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t) st.st_size == old_size &&
@@ -363,7 +310,7 @@ static int scr_redundancy_rename_part(int id, const struct scr_reddesc* d)
   uint64_t file_size = 0;
   if (redfile) scr_kvtree_get_uint64(scr_kvtree_elem_tree(redfile), "SIZE", &file_size);
   int ok = path && parity_crc && file_crc && scr_kvtree_size(scr_kvtree_get(r, "REDFILE")) == 1 &&
-           scr_redundancy_read_header(path, header) == SCR_SUCCESS && scr_redundancy_header_is_of(header, d);
+           scr_parity_read_header(path, header) == SCR_SUCCESS && scr_redundancy_header_is_of(header, d);
   scr_kvtree* member = scr_kvtree_get_kv_int(scr_kvtree_get(header, "SET"), "MEMBER", d->set_rank);
   if (ok) ok = (mine = scr_redundancy_member_renamed(id, member, d->set_rank)) != NULL;
   ok = scr_mpi_all_true(ok, d->set_comm);

@@ -35,11 +35,8 @@ int scr_redundancy_check_parity_local(int id);
  * apart by the program (TAKEN_APART): nothing of it is to come back */
 int scr_redundancy_recover(int id);
 
-/* the parity files of XOR and RS and their record in the filemap, shared by
- * the encoding and the rebuild: k*chunk parity bytes, then the header (the
- * scheme, the set, every member's files), then a 16-byte trailer */
-int scr_redundancy_write_header(struct scr_stream* parity, uint64_t at, const scr_kvtree* header);
-int scr_redundancy_read_header(const char* path, scr_kvtree* header);
+/* the record of a parity file (scr_parity_file.h) in the filemap, shared by
+ * the encoding and the rebuild */
 /* RANK/<rank>/REDFILE/<path>: SIZE, CRC of the file, PARITY_CRC of its parity bytes */
 void scr_redundancy_register(int id, const char* path, uint64_t size, uint32_t crc, uint32_t parity_crc);
 

@@ -20,6 +20,7 @@
 #include "scr_partner.h"
 #include "scr_reddesc.h"
 #include "scr_redundancy.h"
+#include "scr_parity_file.h"
 #include "scr_event_log.h"
 
 /* how one rank takes part in the rebuild of a dataset */
@@ -164,7 +165,7 @@ static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_
   if (me == source) {
     uint64_t size = 0;
     const char* path = scr_rebuild_parity_file(id, &size);
-    ok = path && scr_redundancy_read_header(path, header) == SCR_SUCCESS;
+    ok = path && scr_parity_read_header(path, header) == SCR_SUCCESS;
   }
   MPI_Bcast(&ok, 1, MPI_INT, source, comm);
   if (!ok) {
@@ -183,7 +184,7 @@ static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_
   scr_kvtree* own = scr_kvtree_new();
   uint64_t own_size = 0;
   const char* own_path = lost[me] ? NULL : scr_rebuild_parity_file(id, &own_size);
-  if (own_path && me != source && scr_redundancy_read_header(own_path, own) == SCR_SUCCESS)
+  if (own_path && me != source && scr_parity_read_header(own_path, own) == SCR_SUCCESS)
     member = scr_kvtree_get_kv_int(scr_kvtree_get(own, "SET"), "MEMBER", me);
   size_t header_len = scr_kvtree_pack_size(header);
   uint64_t parity_size = (uint64_t) k * chunk + header_len + 16;
@@ -237,7 +238,7 @@ static int scr_rebuild_erasure(int id, const struct scr_rebuild_role* role, MPI_
         ok = 0;
       }
     }
-    if (ok) ok = scr_redundancy_write_header(&parity, (uint64_t) k * chunk, header) == SCR_SUCCESS;
+    if (ok) ok = scr_parity_write_header(&parity, (uint64_t) k * chunk, header) == SCR_SUCCESS;
     uint32_t file_crc = 0, parity_crc = 0;
     if (ok) ok = scr_stream_file_crc(&parity, 0, &file_crc) == SCR_SUCCESS &&
                  scr_stream_file_crc_upto(&parity, 0, (uint64_t) k * chunk, &parity_crc) == SCR_SUCCESS;

@@ -52,6 +52,8 @@ struct scr_state {
   int halt_enabled;
   int flush_on_restart;
   int flush_async;               /* SCR_FLUSH_ASYNC: checkpoints go through scr_transfer */
+  int flush_redundancy;          /* SCR_FLUSH_REDUNDANCY: a synchronous flush copies the redundancy data too */
+  int scavenge_redundancy;       /* SCR_SCAVENGE_REDUNDANCY: scr_scavenge does (it sets flush_redundancy) */
   double flush_async_bw;         /* bytes/s per node, 0: no limit */
   double flush_async_percent;    /* of a CPU, 0: no limit */
   uint64_t file_buf_size;

@@ -93,6 +93,8 @@ static int scr_setup_params(void)
   scr.halt_enabled = scr_setup_bool("SCR_HALT_ENABLED", 1, &rc);
   scr.flush_on_restart = scr_setup_bool("SCR_FLUSH_ON_RESTART", 0, &rc);
   scr.flush_async = scr_setup_bool("SCR_FLUSH_ASYNC", 0, &rc);
+  scr.flush_redundancy = scr_setup_bool("SCR_FLUSH_REDUNDANCY", 0, &rc);
+  scr.scavenge_redundancy = scr_setup_bool("SCR_SCAVENGE_REDUNDANCY", 1, &rc);
   unsigned long long bw = 0;
   if (scr_param_get_bytes("SCR_FLUSH_ASYNC_BW", &bw) == SCR_ERR_CONFIG) rc = SCR_ERR_CONFIG;
   scr.flush_async_bw = (double) bw;
