@@ -21,6 +21,7 @@
 #include "scr_globals.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_flush_async.h"
 #include "scr_mpi.h"
 #include "scr_fault.h"
 #include "scr_preload_engine_impl.h"
@@ -120,6 +121,12 @@ int scr_engine_rename_cached(const char* cache_from, int dataset, const scr_prel
       engine_move_flushed_copy(dataset, flushed_copy, new_copy);
     free(new_copy);
     free(flushed_copy);
+    /* a file whose background flush is not published yet: what the prefix
+     * directory holds at the old name is an older version, which the view
+     * hid and which the rename takes away, as on a file system (else the
+     * publish would leave it showing there) */
+    if (!list && old_orig && !alone && scr_flush_async_in_flight(dataset) && strcmp(old_orig, to->path) != 0)
+      unlink(old_orig);
     /* the name its dataset's redundancy knows it by, until that is encoded again */
     if (!list && !scr_kvtree_get_val(moved, SCR_FILEMAP_KEY_REDUNDANCY_PATH))
       scr_kvtree_set_kv(moved, SCR_FILEMAP_KEY_REDUNDANCY_PATH, cache_from);

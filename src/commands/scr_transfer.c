@@ -23,6 +23,8 @@
 static const char* transfer_path;
 static pid_t transfer_parent;   /* 0: run until told to exit */
 static volatile sig_atomic_t transfer_stop_signal;
+/* SIGUSR1: new work in the file, look now rather than at the next poll */
+static volatile sig_atomic_t transfer_wake_signal;
 /* when the daemon last woke: all it does until it sleeps again (copies,
  * renames, its own bookkeeping) counts against PERCENT */
 static double transfer_busy_since;
@@ -40,7 +42,8 @@ static void transfer_usage(FILE* out)
     "  -h, --help     print this help\n"
     "\n"
     "It exits when COMMAND is EXIT, when FILE is removed after it existed, and on\n"
-    "SIGTERM or SIGINT.\n");
+    "SIGTERM or SIGINT (recording what it copied). SIGUSR1 makes an idle daemon\n"
+    "look at FILE at once rather than at its next poll (every 0.1 s).\n");
 }
 
 static double transfer_now(void)
@@ -50,11 +53,17 @@ static double transfer_now(void)
   return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
 }
 
-static void transfer_sleep(double seconds)
+/* idle: a wake-up ends the sleep early (the pacing sleeps ignore it) */
+static void transfer_sleep_until_woken(double seconds, int wakeable)
 {
   if (seconds <= 0) return;
   struct timespec t = { (time_t) seconds, (long) ((seconds - (double) (time_t) seconds) * 1e9) };
-  while (nanosleep(&t, &t) != 0 && errno == EINTR && !transfer_stop_signal) {}
+  while (nanosleep(&t, &t) != 0 && errno == EINTR && !transfer_stop_signal && !(wakeable && transfer_wake_signal)) {}
+}
+
+static void transfer_sleep(double seconds)
+{
+  transfer_sleep_until_woken(seconds, 0);
 }
 
 static int transfer_orphaned(void)
@@ -228,8 +237,8 @@ static void transfer_copy(struct transfer_job* job)
 
 static void transfer_on_signal(int sig)
 {
-  (void) sig;
-  transfer_stop_signal = 1;
+  if (sig == SIGUSR1) transfer_wake_signal = 1;
+  else transfer_stop_signal = 1;
 }
 
 int main(int argc, char** argv)
@@ -257,6 +266,12 @@ int main(int argc, char** argv)
   sa.sa_handler = transfer_on_signal;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+  /* the library starts it with SIGUSR1 blocked until the handler is here */
+  sigset_t wake;
+  sigemptyset(&wake);
+  sigaddset(&wake, SIGUSR1);
+  sigprocmask(SIG_UNBLOCK, &wake, NULL);
   /* the rank that started it may be killed without a word: then it stops
    * too, at its next look (PR_SET_PDEATHSIG would follow the thread that
    * started it, which may end long before the rank) */
@@ -288,7 +303,8 @@ int main(int argc, char** argv)
     if (pick.count > 0) {
       scr_transfer_file_update(transfer_path, transfer_record, &pick);
     } else {
-      transfer_sleep(TRANSFER_POLL_SECONDS);
+      if (!transfer_wake_signal) transfer_sleep_until_woken(TRANSFER_POLL_SECONDS, 1);
+      transfer_wake_signal = 0;
       transfer_busy_since = transfer_now();
     }
     for (int i = 0; i < pick.count; i++) {
