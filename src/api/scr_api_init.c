@@ -22,6 +22,7 @@
 #include "scr_flush_file.h"
 #include "scr_flush_async.h"
 #include "scr_flush_publish.h"
+#include "scr_publish.h"
 #include "scr_halt.h"
 #include "scr_restart.h"
 #include "scr_event_log.h"
@@ -113,6 +114,8 @@ int SCR_Init(void)
   scr_cache_predict_next(scr_cache_newest_checkpoint());
   /* what scr_postrun reads to know whether the cache holds anything to scavenge */
   if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
+  /* a flush the job that died had begun of the checkpoint restored */
+  scr_flush_publish_resume();
 
   scr.time_last_checkpoint_end = scr_log_seconds();
   scr.initialized = 1;
@@ -167,6 +170,8 @@ int SCR_Finalize(void)
     }
     scr_flush_async_finalize();
     scr_api_interval_advice();
+    /* the last publish recorded (scr_publish_finish_later) */
+    scr_publish_settle();
     /* exact when the job ends: during it, changes no reader would see were
      * left for the next write (scr_flush_file.h); written only if it differs */
     if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);

@@ -10,6 +10,7 @@
 #include "scr_kvtree.h"
 #include "scr_dataset.h"
 #include "scr_flush_file.h"
+#include "scr_publish.h"
 
 static char* scr_flush_file_path(const char* prefix)
 {
@@ -71,6 +72,8 @@ static scr_kvtree* scr_flush_file_meant_for(const char* path)
 
 static int scr_flush_file_edit(const char* prefix, int id, const char* name, const char* location)
 {
+  /* the one writer of the file: a publish a thread of this process finishes first */
+  scr_publish_settle();
   char* path = scr_flush_file_path(prefix);
   scr_kvtree* tree = path ? scr_flush_file_meant_for(path) : NULL;
   scr_kvtree* before = tree ? scr_kvtree_copy(tree) : NULL;
@@ -100,6 +103,8 @@ int scr_flush_file_set_location(const char* prefix, int id, const char* name, co
 
 int scr_flush_file_was_flushing(const char* prefix, int id)
 {
+  /* the one writer of the file: a publish a thread of this process finishes first */
+  scr_publish_settle();
   char* path = scr_flush_file_path(prefix);
   scr_kvtree* tree = scr_kvtree_new();
   int was = 0;
@@ -119,6 +124,8 @@ int scr_flush_file_remove(const char* prefix, int id)
 
 int scr_flush_file_match(const char* prefix, const scr_kvtree* filemap)
 {
+  /* the one writer of the file: a publish a thread of this process finishes first */
+  scr_publish_settle();
   char* path = scr_flush_file_path(prefix);
   if (!path) return SCR_ERR_NOMEM;
   scr_kvtree* old = scr_kvtree_new();

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,63 @@ int scr_publish_finish(const char* prefix, int id, const scr_kvtree* record)
   return rc;
 }
 
+/* ---- the finish in a thread of its own (scr_publish_finish_later) */
+
+static struct {
+  int running;
+  pthread_t thread;
+  char* prefix;
+  int id;
+  scr_kvtree* record;
+  int lock_fd;
+  void (*start)(void);
+} finisher;
+/* set on the finisher's thread: its own metadata updates do not wait for it */
+static __thread int finisher_self;
+
+static void* finisher_main(void* arg)
+{
+  (void) arg;
+  finisher_self = 1;
+  if (finisher.start) finisher.start();
+  if (scr_publish_finish(finisher.prefix, finisher.id, finisher.record) != SCR_SUCCESS)
+    scr_err("cannot record dataset %d on %s: the next run does, from %s/%s/publish.%d.scr", finisher.id,
+            finisher.prefix, finisher.prefix, SCR_PREFIX_DIR_NAME, finisher.id);
+  /* the stage is gone: another job's recovery may look now */
+  scr_io_unlock(finisher.lock_fd);
+  return NULL;
+}
+
+void scr_publish_settle(void)
+{
+  if (!finisher.running || finisher_self) return;
+  pthread_join(finisher.thread, NULL);
+  finisher.running = 0;
+  free(finisher.prefix);
+  scr_kvtree_delete(&finisher.record);
+}
+
+void scr_publish_finish_later(const char* prefix, int id, scr_kvtree* record, int lock_fd,
+                               void (*thread_start)(void))
+{
+  scr_publish_settle();
+  finisher.prefix = strdup(prefix);
+  finisher.id = id;
+  finisher.record = record;
+  finisher.lock_fd = lock_fd;
+  finisher.start = thread_start;
+  if (finisher.prefix && pthread_create(&finisher.thread, NULL, finisher_main, NULL) == 0) {
+    finisher.running = 1;
+    return;
+  }
+  /* no thread: here and now */
+  finisher_self = 1;
+  finisher_main(NULL);
+  finisher_self = 0;
+  free(finisher.prefix);
+  scr_kvtree_delete(&finisher.record);
+}
+
 void scr_publish_abandon(const char* prefix, int id, const char* name)
 {
   publish_remove(prefix, id);
@@ -338,6 +396,7 @@ void scr_publish_list(const char* prefix, scr_kvtree* where)
 
 int scr_publish_recover(const char* prefix, scr_kvtree* published)
 {
+  scr_publish_settle();
   /* the ids first: the directory changes as they are handled */
   scr_kvtree* ids = publish_ids(prefix);
   int rc = SCR_SUCCESS;
@@ -350,6 +409,7 @@ int scr_publish_recover(const char* prefix, scr_kvtree* published)
       /* no commit: the program's paths never showed any of it */
       scr_dbg(1, "removing the stage of dataset %d in %s, left by a flush that did not commit", id, prefix);
       publish_remove(prefix, id);
+      if (published) scr_kvtree_add_kv_int(published, "ABANDONED", id);
     }
   }
   scr_kvtree_delete(&ids);

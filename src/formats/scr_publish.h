@@ -58,6 +58,19 @@ int scr_publish_metadata(const char* prefix, int id, const scr_kvtree* desc, con
  * stage and the record removed (the record last). Idempotent. */
 int scr_publish_finish(const char* prefix, int id, const scr_kvtree* record);
 
+/* The same off the caller's way: in a thread of the process (started by
+ * calling thread_start first, when not NULL), which takes record and
+ * releases the stage's lock (lock_fd, of scr_publish_stage_open). Until it
+ * is done, the record on the prefix directory says the publish committed;
+ * every update of the index or the flush file waits for it first
+ * (scr_publish_settle), so that nothing the process records after the
+ * publish comes before it. */
+void scr_publish_finish_later(const char* prefix, int id, scr_kvtree* record, int lock_fd,
+                               void (*thread_start)(void));
+/* wait for a finish started by scr_publish_finish_later (none: at once;
+ * on the finisher's own thread: never) */
+void scr_publish_settle(void);
+
 /* a stage without a record (a flush that did not commit) removed, with what
  * the flush file said of it */
 void scr_publish_abandon(const char* prefix, int id, const char* name);
@@ -70,7 +83,8 @@ void scr_publish_list(const char* prefix, scr_kvtree* where);
 /* Before anything reads the prefix directory (SCR_Init, and so scr_scavenge):
  * each committed publish completed, each stage without a record removed,
  * except those another running job holds. The ids completed are added to
- * published as DSET/<id>/NAME = <name> (published may be NULL). */
+ * published as DSET/<id>/NAME = <name>, those of the stages removed as
+ * ABANDONED/<id> (published may be NULL). */
 int scr_publish_recover(const char* prefix, scr_kvtree* published);
 
 #endif

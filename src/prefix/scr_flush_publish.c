@@ -20,12 +20,14 @@
 #include "scr_mpi.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_flush_async.h"
 #include "scr_flush_publish.h"
 
 /* rank 0: the lock on the stage of the dataset being flushed, held from
  * scr_flush_prepare to the end of its publish */
 static int stage_lock_fd = -1;
-/* rank 0: what the recovery at start-up completed, DSET/<id>/NAME */
+/* rank 0: what the recovery at start-up completed, DSET/<id>/NAME, and
+ * gave up, ABANDONED/<id>; every rank once adopted */
 static scr_kvtree* recovered = NULL;
 
 int scr_flush_publish_open(int id)
@@ -255,10 +257,13 @@ int scr_flush_publish(int id, const scr_kvtree* copied, int current, double star
                 failures);
         scr_kvtree_set_kv_int(record, "COMPLETE", 0);
       }
-      if (scr_publish_finish(scr.prefix, id, record) != SCR_SUCCESS)
-        scr_err("flush of dataset %d: cannot write its metadata under %s: the next run does, from %s/publish.%d.scr",
-                id, scr.prefix_scr, scr.prefix_scr, id);
-      publish_close();
+      /* the rank2file map, summary and index entry are written, and the
+       * stage and the record removed, off the program's way: the record
+       * says it all until then, and this process's next look at the index
+       * or the flush file waits for them */
+      scr_publish_finish_later(scr.prefix, id, record, stage_lock_fd, scr.thread_start);
+      stage_lock_fd = -1;
+      record = NULL;
     }
     publish_note_copies(id);
     /* the pointer files attached to it follow it to their places */
@@ -318,5 +323,17 @@ void scr_flush_publish_adopt(void)
     changed = 1;
   }
   if (changed) scr_cache_save_filemap();
+}
+
+void scr_flush_publish_resume(void)
+{
+  int id = scr.restart_id;
+  int abandoned = id >= 0 && scr_kvtree_get_kv_int(recovered, "ABANDONED", id) != NULL;
   scr_kvtree_delete(&recovered);
+  /* the same on every rank (adopted), and every rank holds the dataset */
+  if (!abandoned || scr.flush <= 0 || scr_flush_agree_flushed(id)) return;
+  if (scr.rank == 0)
+    scr_info("dataset %d (%s) was being flushed when the job died: it is flushed again%s", id,
+             scr.restart_name ? scr.restart_name : "?", scr.flush_async ? " in the background" : "");
+  if (scr_flush_async_start(id) != SCR_SUCCESS) scr_flush_dataset(id);
 }

@@ -33,5 +33,9 @@ void scr_flush_publish_recover(void);
 /* collective, once every rank holds its filemap: a dataset whose publish the
  * recovery completed is marked flushed where the cache holds it */
 void scr_flush_publish_adopt(void);
+/* collective, at the end of SCR_Init: the checkpoint restored, when a flush
+ * of it was under way as the job died (its stage removed by the recovery),
+ * is flushed again (in the background with SCR_FLUSH_ASYNC=1) */
+void scr_flush_publish_resume(void);
 
 #endif
