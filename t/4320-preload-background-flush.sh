@@ -90,7 +90,8 @@ test_expect_success 'a new allocation (every node wiped) resumes from the publis
 
 # ck.N/<x>_<rank>, two files a rank a checkpoint; the daemon copies 50 bytes
 # a second, so that the copy of ck.1 is under way while the program renames
-# its files, and the second run waits for it before ck.2
+# its files (the daemon then copies them from their new names: none is left
+# for the publish to copy), and the program sleeps before ck.2 until it is done
 ck_rules='PRELOAD=ck.{step}/*_{rank} FILES=2'
 two='mkdir@0:ck.1 write:ck.1/a_%d write:ck.1/b_%d'
 renames="$two rename:ck.1/a_%d=ck.1/c_%d rename@0:ck.1=ck.9 sleep:2 mkdir@0:ck.2 write:ck.2/a_%d write:ck.2/b_%d"
@@ -101,6 +102,7 @@ test_expect_success 'files and a directory renamed between the background copy a
   PRE_ENV='SCR_FLUSH_ASYNC_BW=50' fileops_pre mv.pre \$renames &&
   { test_cmp mv.native mv.pre || { fileops_show mv.pre; false; }; } &&
   expect_grep 'flushing dataset 1 to .* in the background' mv.pre.err && expect_grep 'flushed dataset 2 ' mv.pre.err &&
+  ! grep 'flush of dataset 1: .* copied at the publish' mv.pre.err &&
   same_tree native && ! test -e $PREFIX/ck.1 && no_stage &&
   { id_row 1 | grep -q ' ok ' && id_row 2 | grep -q ' [*]  *ok ' || { scr_index -p $PREFIX; false; }; }
 "

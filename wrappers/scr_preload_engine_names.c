@@ -153,6 +153,8 @@ int scr_engine_rename_cached(const char* cache_from, int dataset, const scr_prel
   scr_filemap_set_file_count(scr.filemap, dataset, scr.rank, count);
   /* a file of a completed dataset: its redundancy names the old path */
   if (old && !scr_engine_writing(dataset)) scr_engine_update_moved(dataset, cache_from, cache_to, to->path);
+  /* and its background copy, if under way, takes it from its new name */
+  if (old && scr_flush_async_in_flight(dataset)) scr_flush_async_moved(cache_from, cache_to);
   return scr_cache_save_filemap();
 }
 
@@ -437,7 +439,26 @@ static int engine_rename_is_directory(const scr_preload_target* from)
   return !file && scr_view_is_directory(from->path);
 }
 
+static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                         int* handled);
+
 int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                      int* handled)
+{
+  int rc = engine_rename(from, to, flags, handled);
+  if (*handled == SCR_PRELOAD_HANDLED) {
+    /* every file the rename moved (a directory's at once), told to the
+     * background copy in one go */
+    int saved_errno = errno;
+    pthread_mutex_lock(&scr_engine_lock);
+    scr_flush_async_tell_moves();
+    pthread_mutex_unlock(&scr_engine_lock);
+    errno = saved_errno;
+  }
+  return rc;
+}
+
+static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                          int* handled)
 {
   if (scr.initialized && from->path && to->path && flags == 0 && !from->directory) {

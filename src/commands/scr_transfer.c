@@ -95,6 +95,8 @@ struct transfer_job {
   char why[512];
 };
 
+static scr_kvtree* transfer_entry_of(const scr_kvtree* t, const char* src, const char* dst, const char** now);
+
 /* after each buffer: stay within the limits; give up on STOP, EXIT or orphaning */
 static int transfer_pace(uint64_t copied, void* arg)
 {
@@ -110,9 +112,10 @@ static int transfer_pace(uint64_t copied, void* arg)
   if (copied - job->checked >= TRANSFER_COMMAND_EVERY) {
     job->checked = copied;
     scr_kvtree* t = scr_kvtree_new();
+    const char* named;
     int go = scr_transfer_file_read(transfer_path, t) == SCR_SUCCESS &&
              strcmp(scr_kvtree_get_val(t, SCR_TRANSFER_KEY_COMMAND) ?: "", SCR_TRANSFER_COMMAND_RUN) == 0 &&
-             scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, job->src) != NULL;
+             transfer_entry_of(t, job->src, job->dst, &named) != NULL;
     scr_kvtree_delete(&t);
     if (!go) return 1;
   }
@@ -194,6 +197,23 @@ static int transfer_pick_next(scr_kvtree* t, void* arg)
   return changed ? SCR_SUCCESS : SCR_ERR_NOENT;
 }
 
+/* the entry of the file copied to dst, under whatever name the library
+ * gives its source now (the program may rename it while it is copied) */
+static scr_kvtree* transfer_entry_of(const scr_kvtree* t, const char* src, const char* dst, const char** now)
+{
+  scr_kvtree* f = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, src);
+  *now = src;
+  for (scr_kvtree_elem* e = f ? NULL : scr_kvtree_first(scr_kvtree_get(t, SCR_TRANSFER_KEY_FILES)); e;
+       e = scr_kvtree_next(e)) {
+    const char* to = scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_TRANSFER_KEY_DESTINATION);
+    if (to && strcmp(to, dst) == 0) {
+      *now = scr_kvtree_elem_key(e);
+      return scr_kvtree_elem_tree(e);
+    }
+  }
+  return f;
+}
+
 /* how each copy of a batch ended: recorded for the files still wanted; a
  * file the library took back meanwhile (its program deleted it) must not
  * stay where the copy put it */
@@ -203,7 +223,8 @@ static int transfer_record(scr_kvtree* t, void* arg)
   for (int i = 0; i < pick->count; i++) {
     struct transfer_job* job = &pick->jobs[i];
     if (job->rc == SCR_ERR_FAILURE) continue;   /* given up on purpose: tried again when asked */
-    scr_kvtree* f = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, job->src);
+    const char* now;
+    scr_kvtree* f = transfer_entry_of(t, job->src, job->dst, &now);
     const char* dst = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_DESTINATION);
     if (!f || !dst || strcmp(dst, job->dst) != 0) {
       if (job->rc == SCR_SUCCESS) unlink(job->dst);
@@ -217,12 +238,34 @@ static int transfer_record(scr_kvtree* t, void* arg)
   return SCR_SUCCESS;
 }
 
+/* the source of the file copied to dst, as the library names it now, when
+ * it renamed it since the batch was picked (malloc'd; NULL: not renamed) */
+static char* transfer_renamed(const char* src, const char* dst)
+{
+  scr_kvtree* t = scr_kvtree_new();
+  const char* now = src;
+  char* renamed = NULL;
+  if (scr_transfer_file_read(transfer_path, t) == SCR_SUCCESS && transfer_entry_of(t, src, dst, &now) &&
+      strcmp(now, src) != 0)
+    renamed = strdup(now);
+  scr_kvtree_delete(&t);
+  return renamed;
+}
+
 static void transfer_copy(struct transfer_job* job)
 {
   job->start = transfer_now();
   job->checked = 0;
   job->rc = scr_io_copy_file_paced_expecting(job->src, job->dst, 0755, job->expecting ? &job->expect : NULL,
                                              &job->crc, &job->copied, transfer_pace, job);
+  char* renamed = job->rc == SCR_ERR_NOENT ? transfer_renamed(job->src, job->dst) : NULL;
+  if (renamed) {
+    /* renamed by the program after the batch was picked: once more, from there */
+    free(job->src);
+    job->src = renamed;
+    job->rc = scr_io_copy_file_paced_expecting(job->src, job->dst, 0755, job->expecting ? &job->expect : NULL,
+                                               &job->crc, &job->copied, transfer_pace, job);
+  }
   if (job->rc == SCR_ERR_CORRUPT) {
     snprintf(job->why, sizeof(job->why), "CRC32 of the cached file is 0x%08x, 0x%08x was recorded: the cached copy "
              "is corrupt; %s was left as it was", job->crc, job->expect, job->dst);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,9 +70,24 @@ static char* daemon_program(void)
   return strdup(SCR_BINDIR "/scr_transfer");
 }
 
+/* node leader: CPU seconds the node's daemons used, once reaped (what a
+ * background flush takes from the program's cores) */
+static double daemon_cpu;
+
+/* the daemon reaped (options: as waitpid's): 1 when it is gone */
+static int daemon_reap(int options)
+{
+  struct rusage usage;
+  pid_t pid = wait4(daemon_pid, NULL, options, &usage);
+  if (pid != daemon_pid) return pid < 0;
+  daemon_cpu += (double) usage.ru_utime.tv_sec + (double) usage.ru_utime.tv_usec * 1e-6 +
+                (double) usage.ru_stime.tv_sec + (double) usage.ru_stime.tv_usec * 1e-6;
+  return 1;
+}
+
 static int daemon_alive(void)
 {
-  return daemon_pid > 0 && waitpid(daemon_pid, NULL, WNOHANG) == 0;
+  return daemon_pid > 0 && !daemon_reap(WNOHANG);
 }
 
 /* node leader: 1 when a daemon runs for this node (started now if needed) */
@@ -122,14 +138,15 @@ static void daemon_stop(void)
 {
   if (daemon_pid <= 0) return;
   scr_transfer_file_update(transfer_path, command_exit, NULL);
-  /* idle, it looks at its file ten times a second */
-  for (int i = 0; i < 50 && daemon_alive(); i++) {
-    struct timespec t = { 0, 100 * 1000 * 1000 };
+  /* idle, it looks at its file ten times a second, or when woken */
+  if (daemon_alive()) kill(daemon_pid, SIGUSR1);
+  for (int i = 0; i < 500 && daemon_alive(); i++) {
+    struct timespec t = { 0, 10 * 1000 * 1000 };
     nanosleep(&t, NULL);
   }
   if (daemon_alive()) {
     kill(daemon_pid, SIGTERM);
-    waitpid(daemon_pid, NULL, 0);
+    daemon_reap(0);
   }
   daemon_pid = 0;
 }
@@ -140,7 +157,7 @@ static void daemon_halt(void)
 {
   if (daemon_pid > 0 && daemon_alive()) {
     kill(daemon_pid, SIGTERM);
-    waitpid(daemon_pid, NULL, 0);
+    daemon_reap(0);
   }
   daemon_pid = 0;
 }
@@ -229,6 +246,50 @@ static void set_flushing(int id, int on, int save)
   if (on) scr_kvtree_set_kv_int(dset, FLUSHING_KEY, 1);
   else scr_kvtree_unset(dset, FLUSHING_KEY);
   if (save) scr_cache_save_filemap();
+}
+
+/* ---- the program renamed files in flight: the daemon copies them from
+ * their new names (their places in the stage do not change) */
+
+/* FROM/<old cache path>/TO = <new>, not yet told to the daemon */
+static scr_kvtree* moves_pending;
+
+void scr_flush_async_moved(const char* from, const char* to)
+{
+  if (!async_list || !scr_kvtree_get_kv(async_list, SCR_TRANSFER_KEY_FILES, from)) return;
+  /* this rank's list follows at once: the entry keeps its destination */
+  scr_kvtree* entry = scr_kvtree_copy(scr_kvtree_get_kv(async_list, SCR_TRANSFER_KEY_FILES, from));
+  scr_kvtree_unset_kv(async_list, SCR_TRANSFER_KEY_FILES, from);
+  scr_kvtree* moved = scr_kvtree_add_kv(async_list, SCR_TRANSFER_KEY_FILES, to);
+  scr_kvtree_merge(moved, entry);
+  scr_kvtree_delete(&entry);
+  if (!moves_pending) moves_pending = scr_kvtree_new();
+  scr_kvtree_set_kv(scr_kvtree_add_kv(moves_pending, "FROM", from), "TO", to);
+}
+
+static int apply_moves(scr_kvtree* t, void* arg)
+{
+  (void) arg;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(moves_pending, "FROM")); e; e = scr_kvtree_next(e)) {
+    const char* from = scr_kvtree_elem_key(e);
+    scr_kvtree* entry = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, from);
+    if (!entry) continue;
+    entry = scr_kvtree_copy(entry);
+    scr_kvtree_unset_kv(t, SCR_TRANSFER_KEY_FILES, from);
+    scr_kvtree_merge(scr_kvtree_add_kv(t, SCR_TRANSFER_KEY_FILES, scr_kvtree_get_val(scr_kvtree_elem_tree(e), "TO")),
+                     entry);
+    scr_kvtree_delete(&entry);
+  }
+  return SCR_SUCCESS;
+}
+
+void scr_flush_async_tell_moves(void)
+{
+  if (!moves_pending) return;
+  /* one rewrite of the node's file for a whole directory moved */
+  if (transfer_path && scr_transfer_file_update(transfer_path, apply_moves, NULL) != SCR_SUCCESS)
+    scr_dbg(1, "cannot tell the background copy about renamed files: they are copied at the publish");
+  scr_kvtree_delete(&moves_pending);
 }
 
 int scr_flush_async_in_flight(int id)
@@ -447,6 +508,7 @@ static scr_kvtree* staged_copies(const scr_kvtree* transfer)
  * (save: as set_flushing's) */
 static void staged_forget(int id, int save)
 {
+  scr_kvtree_delete(&moves_pending);
   if (async_list) scr_transfer_file_update(transfer_path, remove_files, async_list);
   scr_kvtree_delete(&async_list);
   async_id = -1;
@@ -486,6 +548,7 @@ static void staged_publish(int id, const scr_kvtree* transfer)
 static int staged_progress(int force)
 {
   int id = async_id;
+  scr_flush_async_tell_moves();
   if (force) {
     if (scr.node_rank == 0) daemon_halt();
     MPI_Barrier(scr.comm_node);
@@ -514,6 +577,7 @@ static int staged_progress(int force)
 void scr_flush_async_publish(void)
 {
   if (!scr.flush_publish || async_id < 0) return;
+  scr_flush_async_tell_moves();
   /* the engine calls it outside SCR_Complete_output's own count */
   double start = scr_log_seconds();
   scr_kvtree* transfer = scr_kvtree_new();
@@ -603,6 +667,9 @@ void scr_flush_async_finalize(void)
 {
   scr_flush_async_wait();
   if (scr.node_rank == 0) daemon_stop();
+  if (scr.node_rank == 0 && daemon_cpu > 0)
+    scr_dbg(1, "the scr_transfer of %s used %.3f s of CPU for background flushes", scr.hostname, daemon_cpu);
+  daemon_cpu = 0;
   free(transfer_path);
   transfer_path = NULL;
 }

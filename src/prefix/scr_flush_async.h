@@ -11,6 +11,14 @@ void scr_flush_async_init(void);
  * completed or, under the preload layer, published) */
 int scr_flush_async_in_flight(int id);
 
+/* the program renamed this rank's file `from` of the dataset in flight to
+ * `to` (cache paths): the background copy takes it from there (under its
+ * place in the stage as handed over); told to the daemon by the next
+ * scr_flush_async_tell_moves, which the caller makes once its renames are
+ * done (a directory's files at once), and every progress makes first */
+void scr_flush_async_moved(const char* from, const char* to);
+void scr_flush_async_tell_moves(void);
+
 /* collective: hand the checkpoint to the daemons, after finishing a flush in
  * flight. SCR_SUCCESS when it was handed over; otherwise (SCR_FLUSH_ASYNC=0,
  * cache bypass, no daemon) nothing was done and the caller flushes itself. */
