@@ -96,27 +96,37 @@ ck_rules='PRELOAD=ck.{step}/*_{rank} FILES=2'
 two='mkdir@0:ck.1 write:ck.1/a_%d write:ck.1/b_%d'
 renames="$two rename:ck.1/a_%d=ck.1/c_%d rename@0:ck.1=ck.9 sleep:2 mkdir@0:ck.2 write:ck.2/a_%d write:ck.2/b_%d"
 renames="$renames rename:ck.2/b_%d=ck.2/d_%d"
+# both RUN OP...: the operations natively in $TRASH/native and under the
+# preload (with that slow copy) in a fresh prefix directory: the same output
+both() {
+  both_run=$1
+  shift
+  fresh "$ck_rules" && fileops_native native "$both_run.native" "$@" &&
+    PRE_ENV='SCR_FLUSH_ASYNC_BW=50' fileops_pre "$both_run.pre" "$@" &&
+    { test_cmp "$TRASH/$both_run.native" "$TRASH/$both_run.pre" || { fileops_show "$both_run.pre"; false; }; }
+}
+# ids ID STATE...: each dataset ID's row of scr_index's listing matches STATE
+ids() {
+  while [ $# -gt 1 ]; do
+    id_row "$1" | grep -q "$2" || { echo "dataset $1 is not listed as '$2':"; scr_index -p "$PREFIX"; return 1; }
+    shift 2
+  done
+}
 
 test_expect_success 'files and a directory renamed between the background copy and its publish: published under the new names' "
-  fresh \"\$ck_rules\" && fileops_native native mv.native \$renames &&
-  PRE_ENV='SCR_FLUSH_ASYNC_BW=50' fileops_pre mv.pre \$renames &&
-  { test_cmp mv.native mv.pre || { fileops_show mv.pre; false; }; } &&
+  both mv \$renames &&
   expect_grep 'flushing dataset 1 to .* in the background' mv.pre.err && expect_grep 'flushed dataset 2 ' mv.pre.err &&
   ! grep 'flush of dataset 1: .* copied at the publish' mv.pre.err &&
   same_tree native && ! test -e $PREFIX/ck.1 && no_stage &&
-  { id_row 1 | grep -q ' ok ' && id_row 2 | grep -q ' [*]  *ok ' || { scr_index -p $PREFIX; false; }; }
+  ids 1 ' ok ' 2 ' [*]  *ok '
 "
 
 deletes="$two unlink:ck.1/b_%d sleep:1 mkdir@0:ck.2 write:ck.2/a_%d write:ck.2/b_%d sleep:1"
 deletes="$deletes mkdir@0:ck.3 write:ck.3/a_%d write:ck.3/b_%d rmtree@0:ck.3"
 
 test_expect_success 'files deleted before the publish are not published; a checkpoint that lost some is not offered' "
-  fresh \"\$ck_rules\" && fileops_native native rm.native \$deletes &&
-  PRE_ENV='SCR_FLUSH_ASYNC_BW=50' fileops_pre rm.pre \$deletes &&
-  { test_cmp rm.native rm.pre || { fileops_show rm.pre; false; }; } &&
-  same_tree native && ! test -e $PREFIX/ck.3 && no_stage &&
-  { id_row 1 | grep -q ' INCOMPLETE ' && ! id_row 1 | grep -q '[*]' && id_row 2 | grep -q ' [*]  *ok ' &&
-    ! id_row 3 | grep -q ' ok ' || { scr_index -p $PREFIX; false; }; }
+  both rm \$deletes && same_tree native && ! test -e $PREFIX/ck.3 && no_stage &&
+  ids 1 '[^*]  *INCOMPLETE ' 2 ' [*]  *ok ' && ! id_row 3 | grep -q ' ok '
 "
 
 # posix_fpp dies after step 7; its checkpoint of step 6 is in the stage,

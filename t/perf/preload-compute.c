@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "perf-write.h"
 
 /* preload-compute DIR MIB CHECKPOINTS WORK: each checkpoint, every rank
  * writes DIR/ckpt.<n>/rank_<r>.dat (MIB MiB, write(2) in 4 MiB pieces) and
@@ -65,20 +66,7 @@ int main(int argc, char** argv)
     mkdir(into, 0755);
     snprintf(path, sizeof(path), "%s/rank_%d.dat", into, rank);
     double start = MPI_Wtime();
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-      perror(path);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    for (size_t done = 0; done < bytes;) {
-      size_t n = bytes - done < piece ? bytes - done : piece;
-      ssize_t w = write(fd, buf, n);
-      if (w <= 0) {
-        perror("write");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-      }
-      done += (size_t) w;
-    }
+    int fd = perf_write_file(path, buf, piece, bytes);
     double written = MPI_Wtime();
     close(fd);
     double closed = MPI_Wtime();

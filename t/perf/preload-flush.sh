@@ -17,7 +17,7 @@
 #   t/perf/preload-flush.sh [RANKS [MIB-PER-RANK [ROUNDS [COMPUTE-SECONDS]]]]
 set -e
 build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}
-ranks=${1:-2} mib=${2:-64} rounds=${3:-3} phase=${4:-2}
+ranks=${1:-2} mib=${2:-64} rounds=${3:-5} phase=${4:-4}
 app="$build/t/perf/preload-compute"
 fpp="$build/examples/preload/posix_fpp"
 preload="$build/.libs/libscr_preload.so"
