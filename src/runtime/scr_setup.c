@@ -93,11 +93,6 @@ static int scr_setup_params(void)
   scr.halt_enabled = scr_setup_bool("SCR_HALT_ENABLED", 1, &rc);
   scr.flush_on_restart = scr_setup_bool("SCR_FLUSH_ON_RESTART", 0, &rc);
   scr.flush_async = scr_setup_bool("SCR_FLUSH_ASYNC", 0, &rc);
-  /* the table's default is for programs that call the API: the preload
-   * layer's flush publishes a stage, so a background copy costs the program
-   * nothing it would see (scr_preload(7) FLUSH) */
-  const char* flush_async_origin = scr_param_origin("SCR_FLUSH_ASYNC");
-  if (scr.flush_publish && (!flush_async_origin || strcmp(flush_async_origin, "default") == 0)) scr.flush_async = 1;
   unsigned long long bw = 0;
   if (scr_param_get_bytes("SCR_FLUSH_ASYNC_BW", &bw) == SCR_ERR_CONFIG) rc = SCR_ERR_CONFIG;
   scr.flush_async_bw = (double) bw;
