@@ -155,8 +155,9 @@ static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
   if (all[1] || all[3]) scr_peers_publish(1);
   if (all[2] >= 0) scr_engine_update_reprotect();
   if (all[1] || all[2] >= 0) scr_engine_rename_journal_settle();
-  /* last: the renames and deletions above may be of its files, which the
-   * publish then follows as every rank has them now */
+  /* the daemons learn of the files other ranks' renames and deletions moved
+   * here; last, the publish, which follows them as every rank has them now */
+  scr_flush_async_tell_moves();
   if (all[4] == 0) scr_flush_async_publish();
   return all[0];
 }

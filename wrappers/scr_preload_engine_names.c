@@ -239,6 +239,7 @@ static int engine_drop_name(const char* cached, const char* other, int dataset, 
     /* its rank2file map names a file the prefix directory loses now */
     if (scr.rank == 0 && scr_flush_is_flushed(dataset)) scr_engine_update_prefix_moving(dataset);
   }
+  if (scr_flush_async_in_flight(dataset)) scr_flush_async_dropped(cached);
   int rc = unlink(cached);
   int saved_errno = errno;
   scr_engine_prune_cache_dirs(cached);
@@ -278,6 +279,7 @@ static int engine_drop_cached(const char* cached, int dataset, const char* orig)
    * and a restart would show at orig in its place */
   const char* attached = scr_kvtree_get_val(scr_kvtree_get(scr_kvtree_get(mine, "ATTACHED"), cached), "RELPATH");
   char* store = attached ? scr_cache_attached_store(dataset, attached) : NULL;
+  if (scr_flush_async_in_flight(dataset)) scr_flush_async_dropped(cached);
   int rc = unlink(cached);
   int saved_errno = errno;
   scr_engine_prune_cache_dirs(cached);
@@ -586,7 +588,23 @@ static int engine_rmdir(const scr_preload_target* t, int* handled)
   return rc;
 }
 
+static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled);
+
 int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
+{
+  int rc = engine_unlink(t, at_flags, handled);
+  if (*handled == SCR_PRELOAD_HANDLED) {
+    /* the files it deleted, told to the background copy */
+    int saved_errno = errno;
+    pthread_mutex_lock(&scr_engine_lock);
+    scr_flush_async_tell_moves();
+    pthread_mutex_unlock(&scr_engine_lock);
+    errno = saved_errno;
+  }
+  return rc;
+}
+
+static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
 {
   if (!scr.initialized) return -1;
   if (at_flags & AT_REMOVEDIR) return engine_rmdir(t, handled);

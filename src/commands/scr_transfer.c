@@ -238,17 +238,22 @@ static int transfer_record(scr_kvtree* t, void* arg)
   return SCR_SUCCESS;
 }
 
-/* the source of the file copied to dst, as the library names it now, when
- * it renamed it since the batch was picked (malloc'd; NULL: not renamed) */
+/* the source to copy to dst again after the one picked was not found: its
+ * name as the library lists it now, when the file is there (malloc'd; NULL:
+ * no longer wanted, or not found). The library renames the file, then its
+ * entry: a name still listed and gone is looked at again a few times. */
 static char* transfer_renamed(const char* src, const char* dst)
 {
-  scr_kvtree* t = scr_kvtree_new();
-  const char* now = src;
   char* renamed = NULL;
-  if (scr_transfer_file_read(transfer_path, t) == SCR_SUCCESS && transfer_entry_of(t, src, dst, &now) &&
-      strcmp(now, src) != 0)
-    renamed = strdup(now);
-  scr_kvtree_delete(&t);
+  for (int look = 0; look < 10 && !renamed && !transfer_orphaned(); look++) {
+    scr_kvtree* t = scr_kvtree_new();
+    const char* now = src;
+    int listed = scr_transfer_file_read(transfer_path, t) == SCR_SUCCESS && transfer_entry_of(t, src, dst, &now);
+    if (listed && (strcmp(now, src) != 0 || access(src, F_OK) == 0)) renamed = strdup(now);
+    scr_kvtree_delete(&t);
+    if (!listed) break;
+    if (!renamed) transfer_sleep(0.02);
+  }
   return renamed;
 }
 

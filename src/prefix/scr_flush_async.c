@@ -267,9 +267,21 @@ void scr_flush_async_moved(const char* from, const char* to)
   scr_kvtree_set_kv(scr_kvtree_add_kv(moves_pending, "FROM", from), "TO", to);
 }
 
+void scr_flush_async_dropped(const char* cache)
+{
+  if (!async_list || !scr_kvtree_get_kv(async_list, SCR_TRANSFER_KEY_FILES, cache)) return;
+  scr_kvtree_unset_kv(async_list, SCR_TRANSFER_KEY_FILES, cache);
+  if (!moves_pending) moves_pending = scr_kvtree_new();
+  scr_kvtree_add_kv(moves_pending, "DROP", cache);
+}
+
 static int apply_moves(scr_kvtree* t, void* arg)
 {
   (void) arg;
+  /* a file deleted: the daemon need not look for it (its copy, if made, is
+   * removed with the stage) */
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(moves_pending, "DROP")); e; e = scr_kvtree_next(e))
+    scr_kvtree_unset_kv(t, SCR_TRANSFER_KEY_FILES, scr_kvtree_elem_key(e));
   for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(moves_pending, "FROM")); e; e = scr_kvtree_next(e)) {
     const char* from = scr_kvtree_elem_key(e);
     scr_kvtree* entry = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, from);

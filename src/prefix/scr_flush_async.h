@@ -17,6 +17,9 @@ int scr_flush_async_in_flight(int id);
  * scr_flush_async_tell_moves, which the caller makes once its renames are
  * done (a directory's files at once), and every progress makes first */
 void scr_flush_async_moved(const char* from, const char* to);
+/* the same for this rank's file `cache` of it deleted: the daemon copies it
+ * no more */
+void scr_flush_async_dropped(const char* cache);
 void scr_flush_async_tell_moves(void);
 
 /* collective: hand the checkpoint to the daemons, after finishing a flush in
