@@ -78,12 +78,31 @@ static scr_kvtree* record_of_5(int complete)
 }
 
 /* the stage of dataset 5 as the flush left it before the commit, the prefix
- * holding an older c.dat at its name */
+ * holding an older c.dat at its name and checkpoint 4, whole and current */
 static void stage_5(void)
 {
   put(".scr/stage.5/tmp/a.dat", "new a\n");
   put(".scr/stage.5/ckpt.5/c.dat", "new c\n");
   put("ckpt.5/c.dat", "old c\n");
+  scr_kvtree* index = scr_kvtree_new();
+  scr_kvtree* desc = scr_dataset_new(4, "ckpt.4", SCR_FLAG_CHECKPOINT, 4, "user", "job", "42");
+  scr_dataset_set_complete(desc, 1, 2, 20);
+  scr_index_file_add(index, 4, "ckpt.4", desc, 1);
+  scr_index_file_set_current(index, "ckpt.4");
+  scr_index_file_write(prefix, index);
+  scr_kvtree_delete(&desc);
+  scr_kvtree_delete(&index);
+}
+
+/* the index still says the state before the flush: checkpoint 4 current, no 5 */
+static void check_old_index(const char* when)
+{
+  scr_kvtree* index = scr_kvtree_new();
+  const char* current = NULL;
+  ok(scr_index_file_read(prefix, index) == SCR_SUCCESS && (current = scr_index_file_get_current(index)) &&
+         strcmp(current, "ckpt.4") == 0 && !scr_index_file_get_name(index, 5),
+     "%s: the index still says checkpoint 4, and nothing of 5", when);
+  scr_kvtree_delete(&index);
 }
 
 static void check_published(const char* when)
@@ -128,6 +147,7 @@ int main(void)
   is_str(bytes_of("ckpt.5/c.dat"), "old c\n", "the old file stays at its name");
   ok(!exists("ckpt.5/a.dat"), "nothing of the new dataset appears");
   ok(scr_kvtree_get_kv_int(done, "ABANDONED", 5) && !scr_kvtree_get(done, "DSET"), "reported as abandoned");
+  check_old_index("not committed");
   scr_kvtree_delete(&done);
 
   /* committed, killed before any move */
@@ -136,6 +156,7 @@ int main(void)
   scr_kvtree* record = record_of_5(1);
   ok(scr_publish_record_write(prefix, 5, record) == SCR_SUCCESS, "the commit");
   is_str(bytes_of("ckpt.5/c.dat"), "old c\n", "committed, not moved: the old file is still there");
+  check_old_index("committed, before the recovery");
   done = scr_kvtree_new();
   ok(scr_publish_recover(prefix, done) == SCR_SUCCESS, "recovery of a committed publish");
   check_published("from the commit");
@@ -173,8 +194,9 @@ int main(void)
   scr_publish_recover(prefix, NULL);
   scr_kvtree* index = scr_kvtree_new();
   ok(scr_index_file_read(prefix, index) == SCR_SUCCESS && scr_index_file_get_name(index, 5) &&
-         !scr_index_file_is_complete(index, 5) && !scr_index_file_get_current(index),
-     "not whole: indexed incomplete, not current");
+         !scr_index_file_is_complete(index, 5) && scr_index_file_get_current(index) &&
+         strcmp(scr_index_file_get_current(index), "ckpt.4") == 0,
+     "not whole: indexed incomplete, checkpoint 4 stays the current one");
   scr_kvtree_delete(&index);
   scr_kvtree_delete(&record);
 
