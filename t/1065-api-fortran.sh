@@ -31,7 +31,7 @@ test_expect_success 'the Fortran example and probe compile with pkg-config --cfl
 
 test_expect_success 'names and values cross the binding blank-padded, and short buffers fail' "
   (cd '$PREFIX' && LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' \
-    mpirun 2 '$TRASH/fortran-api-probe' >'$TRASH/probe.out' 2>'$TRASH/probe.err') &&
+    mpirun 2 env $user_program_env '$TRASH/fortran-api-probe' >'$TRASH/probe.out' 2>'$TRASH/probe.err') &&
   cat '$TRASH/probe.out' && test \$(grep -c '^ok ' '$TRASH/probe.out') -eq 11 &&
   ! grep -q '^not ok' '$TRASH/probe.out'
 "
@@ -39,7 +39,7 @@ test_expect_success 'names and values cross the binding blank-padded, and short 
 test_expect_success 'an uninterrupted run gives the reference result' "
   rm -rf '$PREFIX' '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' && mkdir -p '$PREFIX' &&
   (cd '$PREFIX' && LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' \
-    mpirun 4 '$TRASH/api_checkpoint_f' --steps 6 >'$TRASH/ref.out' 2>&1) &&
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint_f' --steps 6 >'$TRASH/ref.out' 2>&1) &&
   expect_grep 'completed 6 steps' '$TRASH/ref.out' &&
   grep '^result:' '$TRASH/ref.out' >'$TRASH/ref.result'
 "
@@ -47,9 +47,9 @@ test_expect_success 'an uninterrupted run gives the reference result' "
 test_expect_success 'a run killed after step 3 resumes from its checkpoint in cache with the same result' "
   rm -rf '$PREFIX' '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' && mkdir -p '$PREFIX' &&
   (cd '$PREFIX' && LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' SCR_FLUSH=0 \
-    mpirun 4 '$TRASH/api_checkpoint_f' --steps 6 --crash-at 3 >crash.out 2>&1;
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint_f' --steps 6 --crash-at 3 >crash.out 2>&1;
    LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' SCR_FLUSH=0 \
-    mpirun 4 '$TRASH/api_checkpoint_f' --steps 6 >'$TRASH/resume.out' 2>&1) &&
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint_f' --steps 6 >'$TRASH/resume.out' 2>&1) &&
   expect_grep 'resumed from step 3 (checkpoint ckpt.3)' '$TRASH/resume.out' &&
   grep '^result:' '$TRASH/resume.out' | cmp - '$TRASH/ref.result'
 "
@@ -57,10 +57,10 @@ test_expect_success 'a run killed after step 3 resumes from its checkpoint in ca
 test_expect_success 'with the cache lost, it resumes from the checkpoint flushed to the prefix' "
   rm -rf '$PREFIX' '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' && mkdir -p '$PREFIX' &&
   (cd '$PREFIX' && LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' SCR_FLUSH=2 \
-    mpirun 4 '$TRASH/api_checkpoint_f' --steps 6 --crash-at 3 >crash.out 2>&1;
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint_f' --steps 6 --crash-at 3 >crash.out 2>&1;
    rm -rf '$SCR_CACHE_BASE' '$SCR_CNTL_BASE' &&
    LD_LIBRARY_PATH=\$(libdir) SCR_PREFIX='$PREFIX' \
-    mpirun 4 '$TRASH/api_checkpoint_f' --steps 6 >'$TRASH/fetch.out' 2>&1) &&
+    mpirun 4 env $user_program_env '$TRASH/api_checkpoint_f' --steps 6 >'$TRASH/fetch.out' 2>&1) &&
   expect_grep 'resumed from step 2 (checkpoint ckpt.2)' '$TRASH/fetch.out' &&
   grep '^result:' '$TRASH/fetch.out' | cmp - '$TRASH/ref.result'
 "

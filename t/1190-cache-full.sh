@@ -10,7 +10,6 @@ fi
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
 ex="$top_builddir/examples/preload"
-preload="$top_builddir/.libs/libscr_preload.so"
 export SCR_CACHE_BASE="$TRASH/cache" SCR_COPY_TYPE=SINGLE SCR_FLUSH=0
 # the cache device: 4 MiB, room for one checkpoint of 2 ranks x 1.2 MB and not two
 mkdir -p "$SCR_CACHE_BASE" && mount -t tmpfs -o size=4m tmpfs "$SCR_CACHE_BASE" ||

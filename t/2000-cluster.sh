@@ -117,12 +117,15 @@ test_expect_success 'a job that outlives its timeout is killed with status 124' 
   test -z "$($CL ps)" && ! pgrep -f "$HOSTAPP"
 '
 
+# not root: a copy anyone can read runs as nobody, since the source tree may
+# be where nobody can (a fresh machine's clone in /root)
 test_expect_success 'clear errors: unknown node, bad option, not root' '
   ! $CL exec node9 -- true 2>err && expect_grep "no node .node9." err &&
   ! $CL run --ppn x -- true 2>err && expect_grep "ppn" err &&
   ! $CL up 2 2>err && expect_grep "already up" err &&
   { ! command -v setpriv >/dev/null ||
-    { ! setpriv --reuid=65534 --regid=65534 --clear-groups $CL status 2>err &&
+    { mkdir -p anyone && cp "$(command -v $CL)" anyone/ && chmod -R a+rX anyone &&
+      ! setpriv --reuid=65534 --regid=65534 --clear-groups anyone/scr_cluster status 2>err &&
       expect_grep "must be run as root" err; }; }
 '
 
@@ -138,6 +141,34 @@ test_expect_success 'down removes namespaces, links, mounts and state' '
 
 test_expect_success 'down again is a no-op' '
   $CL down && $CL down
+'
+
+# A cluster made in a chroot (a build root, a fresh Debian from debootstrap):
+# entering a node's mount namespace moves a process to that namespace's root,
+# so the node's processes must be put back into the chroot. The chroot here is
+# the machine's own tree bound elsewhere, told apart by a file only it has;
+# /run is its own and the cache mount is in $TRASH, so the machine's clusters
+# see nothing of it.
+cat >"$TRASH/in-chroot.sh" <<EOF
+trap 'scr_cluster down >/dev/null 2>&1' EXIT
+export SCR_CLUSTER_STATE="$TRASH/chroot-cluster"
+scr_cluster up 1 --cache-mount "$TRASH/chroot-cache" >"$TRASH/chroot-up.log" 2>&1 ||
+  { echo "up failed:"; cat "$TRASH/chroot-up.log"; exit 1; }
+scr_cluster exec node0 -- test -e "$TRASH/mark/inside" || { echo "exec ran outside the chroot"; exit 1; }
+(cd "$TRASH/mark" && scr_cluster exec node0 -- pwd) >"$TRASH/exec.out" 2>"$TRASH/exec.err"
+test "\$(cat "$TRASH/exec.out")" = "$TRASH/mark" || { echo "exec did not run in the current directory"; exit 1; }
+test ! -s "$TRASH/exec.err" || { echo "exec said:"; cat "$TRASH/exec.err"; exit 1; }
+scr_cluster run --nodes node0 --timeout 60 -- test -e "$TRASH/mark/inside" ||
+  { echo "a job ran outside the chroot"; exit 1; }
+EOF
+test_expect_success 'in a chroot, commands and jobs on a node run inside the chroot' '
+  mkdir -p root mark &&
+  { unshare --mount --propagation private sh -c "
+      mount --rbind / root && mount -t tmpfs -o mode=755 tmpfs root/run &&
+      mount -t tmpfs tmpfs root$TRASH/mark && : >root$TRASH/mark/inside &&
+      exec chroot root sh $TRASH/in-chroot.sh"; echo $? >rc; } &&
+  test "$(cat rc)" = 0 &&
+  ! ip link show scrbr20 2>/dev/null
 '
 
 test_done

@@ -3,7 +3,6 @@
 # matches: ordinary I/O gives byte-identical results with and without it.
 . "$top_srcdir/t/test-lib.sh"
 
-preload="$top_builddir/.libs/libscr_preload.so"
 probe="$top_builddir/t/helpers/io-probe"
 # an instrumented build carries the sanitizer runtime, which must not insist
 # on coming first; and the probe's failing freopen calls leave glibc's FILE
@@ -99,7 +98,7 @@ test_expect_success 'a bad rule is refused with file, line and key' '
   cmp plain.out bad.out && rm -f work/.scrconf
 '
 
-if ldd "$preload" 2>/dev/null | grep -q libasan; then
+if ldd "$preload_lib" 2>/dev/null | grep -q libasan; then
   test_skip 'system commands are unchanged under the preload' 'sanitizer build'
 else
   test_expect_success 'system commands are unchanged under the preload' '

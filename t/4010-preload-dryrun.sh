@@ -3,7 +3,6 @@
 # match a rule, once per file, with rule text and file:line; CALLER= counts.
 . "$top_srcdir/t/test-lib.sh"
 
-preload="$top_builddir/.libs/libscr_preload.so"
 probe="$top_builddir/t/helpers/preload-probe"
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS

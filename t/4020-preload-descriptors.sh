@@ -3,7 +3,6 @@
 # dup, dup2, dup3, fcntl, fclose, threads and fork; the hooks see what they should.
 . "$top_srcdir/t/test-lib.sh"
 
-preload="$top_builddir/.libs/libscr_preload.so"
 probe="$top_builddir/t/helpers/preload-probe"
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS

@@ -3,7 +3,6 @@
 # backtrace naming the faulting function, then dies of that signal all the same.
 . "$top_srcdir/t/test-lib.sh"
 
-preload="$top_builddir/.libs/libscr_preload.so"
 probe="$top_builddir/t/helpers/preload-probe"
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
@@ -17,7 +16,7 @@ crash() {
   sed -n "s/^status=//p" crash.err >status
 }
 
-if ldd "$preload" 2>/dev/null | grep -q libasan; then
+if ldd "$preload_lib" 2>/dev/null | grep -q 'libasan\|libtsan'; then
   test_skip 'fatal signals' 'the sanitizer runtime handles them in an instrumented build'
   test_done; exit 0
 fi

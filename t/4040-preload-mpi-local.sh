@@ -7,7 +7,6 @@
 
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
-preload="$top_builddir/.libs/libscr_preload.so"
 loader="$top_builddir/t/helpers/mpi-local-loader"
 module="$top_builddir/t/helpers/.libs/mpi-local-module.so"
 export SCR_JOB_ID=t4040

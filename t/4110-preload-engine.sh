@@ -8,7 +8,6 @@
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
 ex="$top_builddir/examples/preload"
-preload="$top_builddir/.libs/libscr_preload.so"
 args="--steps 8 --every 2 --bytes 1000"
 export SCR_CACHE_BASE="$TRASH/cache" SCR_CNTL_BASE="$TRASH/cntl" SCR_JOB_ID=t4110 SCR_COPY_TYPE=SINGLE
 

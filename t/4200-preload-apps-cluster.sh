@@ -16,7 +16,6 @@
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
 
-preload="$top_builddir/.libs/libscr_preload.so"
 ex="$top_builddir/examples/preload"
 apps="cxx_ofstream posix_fpp stdio_latest dirscan fortran_unformatted fortran_f08_stream hdf5_perrank shared_header"
 # 64 KB per rank; checkpoints after steps 2, 4, 6, 8 and 10
@@ -159,8 +158,8 @@ in_prefix() {
   done
 }
 
-if ! test -f "$preload"; then
-  test_skip "preloaded applications on the test cluster" "no $preload"
+if ! test -f "$preload_lib"; then
+  test_skip "preloaded applications on the test cluster" "no $preload_lib"
   test_done; exit 0
 fi
 

@@ -9,13 +9,12 @@
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export ASAN_OPTIONS
 
-preload="$top_builddir/.libs/libscr_preload.so"
 fileops="$top_builddir/t/helpers/mpi-fileops"
 nodes=node0,node1,node2,node3
 : "${SCR_TEST_TIMEOUT:=60}"
 
-if ! test -f "$preload"; then
-  test_skip "files changed in place on the test cluster" "no $preload"
+if ! test -f "$preload_lib"; then
+  test_skip "files changed in place on the test cluster" "no $preload_lib"
   test_done; exit 0
 fi
 

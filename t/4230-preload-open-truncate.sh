@@ -152,9 +152,10 @@ PRELOAD=nodir/latest' &&
 # HDF5's family driver: H5Fcreate opens each member after the first with
 # O_RDWR|O_TRUNC, and with O_CREAT|O_TRUNC when that fails
 # (built here without instrumentation, the program cannot take an
-# instrumented preload: glibc's locale lock deadlocks in MPI_Init)
+# instrumented preload, ASan's or TSan's: glibc's locale lock deadlocks in
+# MPI_Init, in newlocale)
 h5flags=$(pkg-config --cflags --libs hdf5 2>/dev/null)
-if ldd "$preload" 2>/dev/null | grep -q libasan; then
+if ldd "$preload_lib" 2>/dev/null | grep -q 'libasan\|libtsan'; then
   test_skip "HDF5 family driver" "sanitizer build"
 elif [ -n "$h5flags" ] && command -v mpicc >/dev/null; then
   # the program: mkdir, H5Fcreate of a family of 2 KiB members, a dataset of

@@ -25,7 +25,7 @@
 
 chaos_ex="$top_builddir/examples/preload"
 chaos_app="$top_builddir/t/helpers/chaos-app"
-chaos_preload="$top_builddir/.libs/libscr_preload.so"
+chaos_preload="$preload"
 chaos_idioms_all="ptr-inplace tmpdir-rename mkdir-tmp-rename h5-latest delete-old stdio_latest dirscan hdf5_perrank fortran_unformatted cxx_ofstream"
 : "${chaos_cap:=8}"
 : "${chaos_native:=0}"

@@ -20,6 +20,29 @@ test_cleanup() {
 PATH="$top_builddir:$top_builddir/scripts:$top_srcdir/scripts:$PATH"
 export PATH
 
+# the preload library ($preload_lib) and the LD_PRELOAD value that loads it
+# ($preload): in a ThreadSanitizer build its runtime (SANITIZER_PRELOAD, as
+# configure found it, from make check) right behind it, before libc, and
+# libscr_preload_tsan.so, which starts the runtime first (README, Sanitizers)
+preload_lib="$top_builddir/.libs/libscr_preload.so"
+preload="$preload_lib${SANITIZER_PRELOAD:+:$SANITIZER_PRELOAD:$top_builddir/.libs/libscr_preload_tsan.so}"
+
+# programs built as a user builds them (no sanitizer flags) that link the
+# instrumented libscr: ThreadSanitizer's runtime must be preloaded for them
+# (AddressSanitizer's is told not to mind its place: verify_asan_link_order=0)
+user_program_env="${SANITIZER_PRELOAD:+LD_PRELOAD=$SANITIZER_PRELOAD}"
+
+# in a ThreadSanitizer build: what the runtime must not report (MPICH's own
+# races; t/tsan.supp says why each is there), wherever a run adds its options
+TSAN_OPTIONS="suppressions=$top_srcdir/t/tsan.supp${TSAN_OPTIONS:+ $TSAN_OPTIONS}"
+export TSAN_OPTIONS
+
+# and there, MPICH's transport (UCX) patches madvise, which glibc calls as
+# UCX's own thread ends, after ThreadSanitizer let go of the thread: the
+# process died of SIGSEGV at exit; without those memory hooks UCX runs as it
+# does on a machine without RDMA
+if [ -n "${SANITIZER_PRELOAD:-}" ]; then export UCX_MEM_EVENTS=no; fi
+
 # hwloc's PCI plugin (libhwloc-plugins) leaks in MPI_Init, which a sanitizer
 # build reports as the program's leak; the tests need no PCI topology
 export HWLOC_COMPONENTS=-pci
@@ -54,8 +77,31 @@ test_skip() {
 }
 
 test_done() {
+  [ -n "${SANITIZERS:-}" ] && test_sanitizer_reports
   echo "1..$test_count"
   [ "$test_failed" -eq 0 ]
+}
+
+# In a sanitizer build (SANITIZERS, from make check), one more test: no
+# report in what the test's programs wrote to its scratch directory. A
+# program whose report makes it exit non-zero fails its own test, but not
+# one the test expected to fail or killed (a node lost, --die-at).
+test_sanitizer_reports() {
+  local found
+  found=$(grep -rIlE 'WARNING: ThreadSanitizer|ERROR: (Address|Leak)Sanitizer|ThreadSanitizer:DEADLYSIGNAL|runtime error: ' \
+    "$TRASH" 2>/dev/null)
+  test_count=$((test_count + 1))
+  if [ -z "$found" ]; then
+    echo "ok $test_count - no $SANITIZERS sanitizer report in the programs' output"
+  else
+    test_failed=$((test_failed + 1))
+    echo "not ok $test_count - no $SANITIZERS sanitizer report in the programs' output"
+    for f in $found; do
+      echo "#   in ${f#"$TRASH"/}:"
+      grep -m 3 -A 12 -E 'WARNING: ThreadSanitizer|ERROR: (Address|Leak)Sanitizer|DEADLYSIGNAL|runtime error: ' "$f" |
+        sed -e 's/^/#     /' | head -n 40
+    done
+  fi
 }
 
 # run an MPI program: mpirun NPROCS program args...
@@ -137,10 +183,9 @@ cluster_lock() {
 preload_prelude() {
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
   export ASAN_OPTIONS
-  preload="$top_builddir/.libs/libscr_preload.so"
   fileops="$top_builddir/t/helpers/mpi-fileops"
-  if ! test -f "$preload"; then
-    test_skip "$1" "no $preload"
+  if ! test -f "$preload_lib"; then
+    test_skip "$1" "no $preload_lib"
     test_done; exit 0
   fi
 }

@@ -125,9 +125,11 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
 
 /* Collective: what every meeting point of the ranks begins with (one
  * MPI_Allreduce when there is nothing to do): the directories other ranks
- * renamed, the datasets they changed in place; 1 when some rank has
- * `pending` set */
-#define ENGINE_MEET_VALUES 5
+ * renamed, the datasets they changed in place, the newest checkpoint renamed
+ * into place, whether the background flush is ready to publish; 1 when some
+ * rank has `pending` set */
+#define ENGINE_MEET_FLUSH 7 /* scr_flush_async_copied: 0 on every rank when all copies are done */
+#define ENGINE_MEET_VALUES 8
 static void engine_meet_local(int pending, int mine[ENGINE_MEET_VALUES])
 {
   scr_engine_mapped_release(engine_last_point);
@@ -135,14 +137,25 @@ static void engine_meet_local(int pending, int mine[ENGINE_MEET_VALUES])
   mine[1] = scr_engine_rename_pending();
   mine[2] = scr_engine_update_pending();
   mine[3] = scr_peers_pending();
+  mine[4] = scr_pointers_renamed_newest();
+  mine[5] = engine.active;
+  mine[6] = scr_pointers_renamed_pinned(); /* the same on every rank */
   /* a background flush whose copies are all done is published here */
-  mine[4] = scr_flush_async_copied();
+  mine[ENGINE_MEET_FLUSH] = scr_flush_async_copied();
+}
+
+/* the pin of the newest checkpoint renamed into place moves at a meeting
+ * point where no rank has begun a dataset (the renaming rank knows of the
+ * rename at once, every rank at the next meeting) */
+static int engine_meet_moves_pin(const int all[ENGINE_MEET_VALUES])
+{
+  return !all[5] && all[4] != all[6];
 }
 
 /* 1 when a meeting point has work beyond its collective */
 static int engine_meet_busy(const int all[ENGINE_MEET_VALUES])
 {
-  return all[0] || all[1] || all[2] >= 0 || all[3] || all[4] == 0;
+  return all[0] || all[1] || all[2] >= 0 || all[3] || engine_meet_moves_pin(all) || all[ENGINE_MEET_FLUSH] == 0;
 }
 
 static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
@@ -155,10 +168,11 @@ static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
   if (all[1] || all[3]) scr_peers_publish(1);
   if (all[2] >= 0) scr_engine_update_reprotect();
   if (all[1] || all[2] >= 0) scr_engine_rename_journal_settle();
+  scr_pointers_renamed_agreed(all[4], engine_meet_moves_pin(all));
   /* the daemons learn of the files other ranks' renames and deletions moved
    * here; last, the publish, which follows them as every rank has them now */
   scr_flush_async_tell_moves();
-  if (all[4] == 0) scr_flush_async_publish();
+  if (all[ENGINE_MEET_FLUSH] == 0) scr_flush_async_publish();
   return all[0];
 }
 
@@ -252,11 +266,13 @@ static void engine_complete(void)
   if (fast) {
     /* a background flush every rank's daemon is done with is published
      * first (engine_meet_act does it on the other way) */
-    if (meet_all[4] == 0) scr_flush_async_publish();
+    if (meet_all[ENGINE_MEET_FLUSH] == 0) scr_flush_async_publish();
     /* every rank proposed what the root would have broadcast */
     short_of_files = all[AGREE_SHORT] > 0;
     kept = all[AGREE_KEPT] > 0;
     scr_output_agree_known(-all[AGREE_PROPOSAL + 2 * 2 + 1]);
+    /* what engine_meet_act takes from a meeting that has more to do */
+    scr_pointers_renamed_agreed(meet_all[4], engine_meet_moves_pin(meet_all));
   } else {
     free(packed);
     packed = NULL;
@@ -295,9 +311,11 @@ static void engine_complete(void)
     scr_api_abandon_output();
   } else {
     /* before the completion trims the cache: the pointer the program wrote
-     * since the last one names the checkpoint it was attached to */
+     * since the last one names the checkpoint it was attached to, and the
+     * checkpoint it renamed into place last is the one it resumes from */
     if (fast) scr_pointers_pin_finish((int) all[AGREE_PIN]);
     else scr_pointers_pin();
+    scr_pointers_pin_renamed();
     /* every rank, done or not: a collective; a dataset that fails is not
      * shown. Before the completion's own collectives, which therefore wait
      * for the node's list of names the processes ranks start read (a child
@@ -892,6 +910,9 @@ static int engine_init(void)
   scr_peers_gather_cached();
   scr_pointers_verify();
   scr_pointers_pin();
+  /* the checkpoint a program that renames each into place resumes from,
+   * which need not be the newest SCR restored */
+  scr_pointers_pin_renamed_start();
   pthread_mutex_unlock(&scr_engine_lock);
   scr_preload_hooks_virtual_directories(1);
   /* the processes the program starts see what it sees, read-only */

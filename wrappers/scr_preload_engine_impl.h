@@ -148,6 +148,19 @@ void scr_pointers_pin_finish(int first);
  * every rank calls it before scr_pointers_pin, whose agreement then orders
  * the repairs before any rank reads a copy */
 void scr_pointers_verify(void);
+/* this rank's newest complete checkpoint that the program renamed a file or
+ * directory of while it was the newest (RENAMED_INTO_PLACE), -1 for none;
+ * and the one pinned in cache now, the same on every rank */
+int scr_pointers_renamed_newest(void);
+int scr_pointers_renamed_pinned(void);
+/* a meeting point agreed on the newest (the maximum of every rank's): kept
+ * for the next completion, and pinned at once when may_move (no rank has
+ * begun a dataset, whose start evicts by the pins on each rank alone) */
+void scr_pointers_renamed_agreed(int newest, int may_move);
+/* collective, at a completion before it trims the cache: the one the
+ * meeting that began it agreed on is pinned; at start-up, agreed and pinned */
+void scr_pointers_pin_renamed(void);
+void scr_pointers_pin_renamed_start(void);
 
 /* ---- files written through a mapping (scr_preload_engine_mapped.c), lock held */
 

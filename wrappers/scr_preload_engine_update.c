@@ -316,6 +316,10 @@ void scr_engine_update_moved(int dataset, const char* cache_from, const char* ca
    * the file by the path it was encoded under, REDPATH); its names are
    * brought up to date at the next meeting point */
   scr_engine_update_names(dataset, 0);
+  /* the newest checkpoint renamed (tmp.12/ into step.12/): what a program
+   * that commits its checkpoints so resumes from (scr_pointers_pin_renamed) */
+  if (dataset == scr_cache_newest_checkpoint())
+    scr_kvtree_set_kv_int(scr_filemap_get_dataset(scr.filemap, dataset), SCR_FILEMAP_KEY_RENAMED_INTO_PLACE, 1);
   scr_cache_save_filemap();
 }
 

@@ -1,5 +1,6 @@
 /* scr_preload_pointers.c - pointer files: a file without {step} written once a
- * checkpoint completed, kept with it, and the checkpoints they show pinned in cache. */
+ * checkpoint completed, kept with it; the checkpoints they show, and the newest
+ * one renamed into place, pinned in cache. */
 #include "config.h"
 #include <dirent.h>
 #include <errno.h>
@@ -293,7 +294,7 @@ void scr_pointers_pin_finish(int first)
     MPI_Allreduce(&local, &id, 1, MPI_INT, MPI_MAX, scr.comm_world);
   }
   scr_kvtree_delete(&pin_newest);
-  scr_cache_pin(pins, count);
+  scr_cache_pin(SCR_CACHE_PIN_POINTERS, pins, count);
   if (count) scr_dbg(2, "preload: %d dataset(s) pinned in cache for pointer files, newest %d", count, pins[0]);
 }
 
@@ -302,4 +303,75 @@ void scr_pointers_pin(void)
   int local = scr_pointers_pin_local(), first = -1;
   MPI_Allreduce(&local, &first, 1, MPI_INT, MPI_MAX, scr.comm_world);
   scr_pointers_pin_finish(first);
+}
+
+/* ---- checkpoints renamed into place. A program that writes each
+ * checkpoint into a temporary directory and renames it into place once it
+ * completed resumes only from one it renamed: one that completed but was
+ * not renamed yet (the job died in between, or a restart showed it and the
+ * program went back past it) is no checkpoint to it. The newest renamed one
+ * stays, whatever SCR_CACHE_SIZE says, until a newer one is renamed, as the
+ * one a pointer names does: the cache otherwise keeps the newest complete
+ * checkpoint, and a crash before the rename would leave only checkpoints the
+ * program does not take. */
+
+int scr_pointers_renamed_newest(void)
+{
+  int newest = -1;
+  for (scr_kvtree_elem* d = scr_kvtree_first(scr_kvtree_get(scr.filemap, "DSET")); d; d = scr_kvtree_next(d)) {
+    scr_kvtree* dset = scr_kvtree_elem_tree(d);
+    scr_kvtree* desc = scr_kvtree_get(dset, "DSETDESC");
+    long long renamed = 0;
+    int id = (int) scr_kvtree_elem_key_int(d);
+    if (id > newest && scr_dataset_is_checkpoint(desc) && scr_dataset_is_complete(desc) &&
+        scr_kvtree_get_int(dset, SCR_FILEMAP_KEY_RENAMED_INTO_PLACE, &renamed) == SCR_SUCCESS && renamed)
+      newest = id;
+  }
+  return newest;
+}
+
+static int renamed_pinned = -1;  /* the pin now, the same on every rank */
+static int renamed_agreed = -1;  /* the newest, as the last meeting of the ranks agreed */
+
+int scr_pointers_renamed_pinned(void)
+{
+  return renamed_pinned;
+}
+
+static void renamed_pin(int id)
+{
+  if (id != renamed_pinned && id >= 0)
+    scr_dbg(2, "preload: dataset %d, the newest checkpoint renamed into place, pinned in cache", id);
+  renamed_pinned = id;
+  scr_cache_pin(SCR_CACHE_PIN_RENAMED, &id, id >= 0);
+}
+
+void scr_pointers_renamed_agreed(int newest, int may_move)
+{
+  renamed_agreed = newest;
+  if (!may_move || newest == renamed_pinned) return;
+  renamed_pin(newest);
+  /* what the old pin kept beyond SCR_CACHE_SIZE goes now, every rank being
+   * here, rather than at the next dataset's start (or never, at the end) */
+  scr_cache_trim();
+  /* the last completion predicted the next dataset's room with the pin
+   * where it was: only ever less than there is now, so only a cache it
+   * found too small is looked at again (every rank agreed on that) */
+  if (scr.cache_full) scr_cache_predict_next(scr_cache_newest_checkpoint());
+}
+
+void scr_pointers_pin_renamed(void)
+{
+  renamed_pin(renamed_agreed);
+}
+
+void scr_pointers_pin_renamed_start(void)
+{
+  int newest = scr_pointers_renamed_newest();
+  MPI_Allreduce(MPI_IN_PLACE, &newest, 1, MPI_INT, MPI_MAX, scr.comm_world);
+  renamed_agreed = newest;
+  renamed_pin(newest);
+  /* SCR_Init predicted whether the first dataset fits before anything was
+   * pinned: what the pins keep is not freed at its start */
+  scr_cache_predict_next(scr_cache_newest_checkpoint());
 }

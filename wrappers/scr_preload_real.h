@@ -7,6 +7,8 @@
 #include <ftw.h>
 #include <spawn.h>
 #include <glob.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/time.h>
@@ -182,6 +184,18 @@ typedef int (*scr_preload_scandir64_compare)(const struct dirent64**, const stru
                                         scr_preload_scandir_compare)) \
   X(scandirat64, "scandirat64", NULL, int, (int, const char*, struct dirent64***, scr_preload_scandir64_filter, \
                                             scr_preload_scandir64_compare)) \
+  /* the program's signal handlers, run inside the guard, and a longjmp out of one */ \
+  X(sigaction, "sigaction", NULL, int, (int, const struct sigaction*, struct sigaction*)) \
+  X(signal, "signal", NULL, sighandler_t, (int, sighandler_t)) \
+  X(bsd_signal, "bsd_signal", NULL, sighandler_t, (int, sighandler_t)) \
+  X(ssignal, "ssignal", NULL, sighandler_t, (int, sighandler_t)) \
+  X(sysv_signal, "sysv_signal", NULL, sighandler_t, (int, sighandler_t)) \
+  X(__sysv_signal, "__sysv_signal", NULL, sighandler_t, (int, sighandler_t)) \
+  X(sigset, "sigset", NULL, sighandler_t, (int, sighandler_t)) \
+  X(longjmp, "longjmp", NULL, void, (struct __jmp_buf_tag*, int)) \
+  X(_longjmp, "_longjmp", NULL, void, (struct __jmp_buf_tag*, int)) \
+  X(siglongjmp, "siglongjmp", NULL, void, (struct __jmp_buf_tag*, int)) \
+  X(__longjmp_chk, "__longjmp_chk", NULL, void, (struct __jmp_buf_tag*, int)) \
   /* MPI: the profiling interface, absent outside MPI programs */ \
   X(MPI_Init, "PMPI_Init", NULL, int, (int*, char***)) \
   X(MPI_Init_thread, "PMPI_Init_thread", NULL, int, (int*, char***, int, int*)) \

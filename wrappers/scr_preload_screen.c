@@ -35,6 +35,10 @@
  * 1.023). */
 
 #define SCREEN_INLINE static inline __attribute__((always_inline))
+/* the scans read whole lines past the NUL of a path, which AddressSanitizer
+ * calls an overflow and ThreadSanitizer a race with whatever else the heap
+ * holds in those bytes: neither looks at the functions that do it */
+#define SCREEN_UNCHECKED __attribute__((no_sanitize_address, no_sanitize_thread))
 
 SCREEN_INLINE uint64_t load64(const char* s)
 {
@@ -269,8 +273,7 @@ SCREEN_INLINE int screen_bits(const scr_preload_ruleset* rules, const char* path
 
 /* a path that starts in the last 63 bytes of a page, where only whole lines
  * are sure to be readable: out of the hot code, as 1 in 64 are */
-static SCR_PRELOAD_COLD __attribute__((no_sanitize_address)) int screen_near_page_end(const scr_preload_ruleset* rules,
-                                                                                    const char* path)
+static SCR_PRELOAD_COLD SCREEN_UNCHECKED int screen_near_page_end(const scr_preload_ruleset* rules, const char* path)
 {
   unsigned skip = (unsigned) ((uintptr_t) path & 63);
   line_bits line = line_scan(path - skip);
@@ -291,8 +294,7 @@ static SCR_PRELOAD_COLD __attribute__((no_sanitize_address)) int screen_near_pag
  * sanitizer would call an overflow of the string (the bytes past the NUL
  * are never used). `scan` fills `line` and `differ` from 64 bytes at path. */
 #define SCREEN_ENTRY(name, target, scan) \
-  __attribute__((no_sanitize_address)) SCR_PRELOAD_HOT target int name(const scr_preload_ruleset* rules, \
-                                                                         const char* path) \
+  SCREEN_UNCHECKED SCR_PRELOAD_HOT target int name(const scr_preload_ruleset* rules, const char* path) \
   { \
     /* libc declares the paths nonnull; applications do pass NULL */ \
     __asm__("" : "+r"(path)); \

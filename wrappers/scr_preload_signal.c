@@ -128,6 +128,15 @@ static void signal_backtrace(int sig, int index, const siginfo_t* info, void* co
   scr_preload_real_leave();
 }
 
+/* the kernel's actions as they are (the program's handlers behind the
+ * trampoline of scr_preload_sigaction.c): this handler is the library's
+ * own, and what it puts back is what it found */
+static int signal_action(int sig, const struct sigaction* act, struct sigaction* old)
+{
+  int (*real)(int, const struct sigaction*, struct sigaction*) = SCR_REAL(sigaction);
+  return real ? real(sig, act, old) : -1;
+}
+
 static void signal_handler(int sig, siginfo_t* info, void* context)
 {
   int saved_errno = errno;
@@ -135,7 +144,7 @@ static void signal_handler(int sig, siginfo_t* info, void* context)
   while (index < SIGNAL_COUNT - 1 && signal_numbers[index] != sig) index++;
   /* put the disposition we found back first: should unwinding fault, the
    * process then dies of the signal as it would have without us */
-  sigaction(sig, &signal_previous[index], NULL);
+  signal_action(sig, &signal_previous[index], NULL);
   int idle = 0;
   if (__atomic_compare_exchange_n(&signal_reporting, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     signal_backtrace(sig, index, info, context);
@@ -188,11 +197,11 @@ void scr_preload_signal_install(void)
   sigfillset(&ours.sa_mask);
   for (int i = 0; i < SIGNAL_COUNT; i++) {
     struct sigaction found;
-    if (sigaction(signal_numbers[i], NULL, &found) != 0) continue;
+    if (signal_action(signal_numbers[i], NULL, &found) != 0) continue;
     /* an ignored signal stays ignored (a fault kills anyway, without us) */
     if (!(found.sa_flags & SA_SIGINFO) && found.sa_handler == SIG_IGN) continue;
     signal_previous[i] = found;
-    sigaction(signal_numbers[i], &ours, NULL);
+    signal_action(signal_numbers[i], &ours, NULL);
   }
   errno = saved_errno;
 }

@@ -18,6 +18,8 @@ export PATH="$BUILD:$BUILD/scripts:$SRC/scripts:$PATH"
 APP="$BUILD/examples/preload/posix_fpp"
 PRELOAD="$BUILD/.libs/libscr_preload.so"
 ARGS=(--steps 16 --every 2 --bytes 1048576 --step-ms 400)
+# MPICH's mpiexec: where Open MPI is the default MPI, plain mpiexec is Open MPI's
+MPIEXEC=${MPIEXEC:-$(command -v mpiexec.hydra || command -v mpiexec.mpich || echo mpiexec)}
 
 say() { printf 'demo: %s\n' "$*"; }
 die() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }
@@ -25,7 +27,7 @@ die() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }
 show() { grep -E "$2" "$1" | sed 's/^/    | /' || true; }
 result_of() { sed -n 's/^result: //p' "$1"; }
 
-[ -x "$APP" ] && [ -f "$PRELOAD" ] || die "build first: no $APP or $PRELOAD"
+[ -x "$APP" ] && [ -f "$PRELOAD" ] || die "build first (make -C $BUILD all examples/preload/posix_fpp): no $APP or $PRELOAD"
 
 say "an unmodified program: $(basename "$APP") (POSIX open/write/close, one file per rank per checkpoint)"
 say "its checkpoint files, declared in .scrconf:"
@@ -37,13 +39,13 @@ if [ "$(id -u)" != 0 ]; then
   say "not root: no test cluster (it needs network and mount namespaces); one node instead"
   export SCR_CACHE_BASE="$WORK/cache" SCR_CNTL_BASE="$WORK/cntl" SCR_JOB_ID=demo SCR_COPY_TYPE=SINGLE SCR_FLUSH=0
   say "1. reference: the same program without SCR, 4 ranks"
-  (cd "$WORK/native" && mpiexec -n 4 "$APP" "${ARGS[@]}") >"$WORK/native.out" 2>&1 || die "native run failed"
+  (cd "$WORK/native" && "$MPIEXEC" -n 4 "$APP" "${ARGS[@]}") >"$WORK/native.out" 2>&1 || die "native run failed"
   say "2. under the preload, killed (every rank) after step 9"
-  (cd "$WORK/prefix" && mpiexec -n 4 env LD_PRELOAD="$PRELOAD" "$APP" "${ARGS[@]}" --die-at 9) \
+  (cd "$WORK/prefix" && "$MPIEXEC" -n 4 env LD_PRELOAD="$PRELOAD" "$APP" "${ARGS[@]}" --die-at 9) \
     >"$WORK/killed.out" 2>&1 && die "the run was to be killed"
   show "$WORK/killed.out" '^checkpoint|^dying'
   say "3. started again: it finds its newest checkpoint in node-local cache"
-  (cd "$WORK/prefix" && mpiexec -n 4 env LD_PRELOAD="$PRELOAD" "$APP" "${ARGS[@]}") >"$WORK/again.out" 2>&1 ||
+  (cd "$WORK/prefix" && "$MPIEXEC" -n 4 env LD_PRELOAD="$PRELOAD" "$APP" "${ARGS[@]}") >"$WORK/again.out" 2>&1 ||
     die "the restarted run failed"
   show "$WORK/again.out" '^resumed|^result'
   [ "$(result_of "$WORK/again.out")" = "$(result_of "$WORK/native.out")" ] || die "results differ"
@@ -57,7 +59,11 @@ if [ -z "${SCR_CLUSTER_STATE:-}" ]; then
   export SCR_CLUSTER_ID=${SCR_CLUSTER_ID:-97} SCR_CLUSTER_STATE="$WORK/cluster"
   own_cluster=1
 fi
-cleanup() { [ "$own_cluster" = 0 ] || scr_cluster down >/dev/null 2>&1 || true; }
+killer=""
+cleanup() {
+  [ -z "$killer" ] || kill "$killer" 2>/dev/null || true
+  [ "$own_cluster" = 0 ] || scr_cluster down >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 if [ "$own_cluster" = 1 ]; then
   say "bringing up the local test cluster: 5 nodes in namespaces, each with its own node-local cache"
@@ -68,7 +74,7 @@ export SCR_CACHE_BASE=/scr-local/cache SCR_CNTL_BASE=/scr-local/cntl SCR_JOB_ID=
 export SCR_COPY_TYPE=XOR SCR_SET_SIZE=4 SCR_FLUSH=0 SCR_RUNS=2
 
 say "1. reference: the same program without SCR, 8 ranks on one shared directory"
-(cd "$WORK/native" && mpiexec -n 8 "$APP" "${ARGS[@]}") >"$WORK/native.out" 2>&1 || die "native run failed"
+(cd "$WORK/native" && "$MPIEXEC" -n 8 "$APP" "${ARGS[@]}") >"$WORK/native.out" 2>&1 || die "native run failed"
 say "   result $(result_of "$WORK/native.out")"
 
 say "2. under scr_run on node0-node3 (2 ranks each, XOR over the 4 nodes, node4 spare);"

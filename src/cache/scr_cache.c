@@ -558,21 +558,24 @@ static int scr_cache_evict_dataset(int id, int save)
   return rc;
 }
 
-/* datasets that hold the copy of a pointer file the program sees (set
- * collectively by scr_cache_pin, so every rank keeps the same ones) */
-static int scr_cache_pinned[SCR_CACHE_PINS_MAX];
-static int scr_cache_pinned_count = 0;
+/* datasets the program may resume from, by kind (set collectively by
+ * scr_cache_pin, so every rank keeps the same ones) */
+static int scr_cache_pinned[SCR_CACHE_PIN_KINDS][SCR_CACHE_PINS_MAX];
+static int scr_cache_pinned_count[SCR_CACHE_PIN_KINDS];
 
-void scr_cache_pin(const int* ids, int count)
+void scr_cache_pin(enum scr_cache_pin_kind kind, const int* ids, int count)
 {
-  scr_cache_pinned_count = count < SCR_CACHE_PINS_MAX ? count : SCR_CACHE_PINS_MAX;
-  memcpy(scr_cache_pinned, ids, (size_t) scr_cache_pinned_count * sizeof(*ids));
+  if ((unsigned) kind >= SCR_CACHE_PIN_KINDS) return;
+  if (count < 0) count = 0;
+  scr_cache_pinned_count[kind] = count < SCR_CACHE_PINS_MAX ? count : SCR_CACHE_PINS_MAX;
+  memcpy(scr_cache_pinned[kind], ids, (size_t) scr_cache_pinned_count[kind] * sizeof(*ids));
 }
 
 static int scr_cache_is_pinned(int id)
 {
-  for (int i = 0; i < scr_cache_pinned_count; i++)
-    if (scr_cache_pinned[i] == id) return 1;
+  for (int kind = 0; kind < SCR_CACHE_PIN_KINDS; kind++)
+    for (int i = 0; i < scr_cache_pinned_count[kind]; i++)
+      if (scr_cache_pinned[kind][i] == id) return 1;
   return 0;
 }
 

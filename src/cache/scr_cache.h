@@ -50,11 +50,15 @@ int scr_cache_newest_checkpoint(void);
  * renamed into a trash area that a background thread empties */
 int scr_cache_delete_dataset(int id);
 
-/* datasets never evicted, beyond SCR_CACHE_SIZE: the ones holding a file the
- * program reads to find its checkpoint (a pointer; at most SCR_CACHE_PINS_MAX).
- * Every rank must pin the same ones: set them at a collective point. */
+/* datasets never evicted, beyond SCR_CACHE_SIZE, because the program may
+ * resume from them (the preload layer): those holding a file the program
+ * reads to find its checkpoint (a pointer), and the newest checkpoint it
+ * renamed into place after it completed. Each kind is a list of its own (at
+ * most SCR_CACHE_PINS_MAX), replaced whole by each call. Every rank must pin
+ * the same ones: set them where no rank can be starting a dataset alone. */
 #define SCR_CACHE_PINS_MAX 8
-void scr_cache_pin(const int* ids, int count);
+enum scr_cache_pin_kind { SCR_CACHE_PIN_POINTERS, SCR_CACHE_PIN_RENAMED, SCR_CACHE_PIN_KINDS };
+void scr_cache_pin(enum scr_cache_pin_kind kind, const int* ids, int count);
 
 /* the dataset eviction removes first: the oldest with an id above `above`
  * that is not `keep`, `newest`, pinned, being flushed or unflushed output;

@@ -14,6 +14,7 @@
 #include "scr_filemap.h"
 #include "scr_globals.h"
 #include "scr_cache.h"
+#include "scr_mpi.h"
 
 /* Why predict rather than catch ENOSPC: under the preload the program's
  * descriptor is the cache file and write(2) is not wrapped, and an API
@@ -90,7 +91,7 @@ static unsigned long long scr_cache_space_free(void)
   struct statvfs vfs;
   unsigned long long avail = ~0ull, node_avail = 0;
   if (statvfs(scr.cache_dir, &vfs) == 0) avail = (unsigned long long) vfs.f_bavail * vfs.f_frsize;
-  MPI_Allreduce(&avail, &node_avail, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, scr.comm_node);
+  scr_mpi_allreduce(&avail, &node_avail, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, scr.comm_node);
   return node_avail;
 }
 
@@ -116,7 +117,7 @@ int scr_cache_predict_node(int id)
   unsigned long long mine[3] = { data + red, scr_cache_freed_at_next_start(), trash ? scr_cache_space_used(trash) : 0 };
   unsigned long long node[3];
   free(trash);
-  MPI_Allreduce(mine, node, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, scr.comm_node);
+  scr_mpi_allreduce(mine, node, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, scr.comm_node);
   /* evicted datasets wait in the trash for the reaper thread: when their
    * space makes the difference it is freed now, as the next dataset may be
    * written before the reaper gets to them */

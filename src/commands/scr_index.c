@@ -344,31 +344,27 @@ static int scr_index_list(const char* prefix, const char* path, const char* argu
   struct scr_index_view v;
   int rc = scr_index_view_load(prefix, path, &v);
   if (rc != SCR_SUCCESS) return rc;
-  scr_kvtree* index = v.index;
-  struct scr_index_extra extra = v.extra;
-  size_t count = v.count;
-  int* ids = v.ids;
-  struct scr_index_row* rows = calloc(count ? count : 1, sizeof(*rows));
+  struct scr_index_row* rows = calloc(v.count ? v.count : 1, sizeof(*rows));
   if (rows == NULL) {
     scr_err("out of memory listing %s", path);
     scr_index_view_free(&v);
     return SCR_ERR_NOMEM;
   }
 
-  if (count == 0) {
+  if (v.count == 0) {
     printf("No datasets in index %s\n", path);
   } else {
     size_t widths[SCR_INDEX_COLUMNS];
     for (int col = 0; col < SCR_INDEX_COLUMNS; col++) widths[col] = strlen(scr_index_headers[col]);
-    for (size_t i = 0; i < count; i++) {
-      scr_index_fill_row(index, &extra, ids[i], &rows[i]);
+    for (size_t i = 0; i < v.count; i++) {
+      scr_index_fill_row(v.index, &v.extra, v.ids[i], &rows[i]);
       for (int col = 0; col < SCR_INDEX_COLUMNS; col++) {
         size_t len = strlen(rows[i].cell[col]);
         if (len > widths[col]) widths[col] = len;
       }
     }
     scr_index_print_line(scr_index_headers, widths);
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < v.count; i++) {
       const char* cells[SCR_INDEX_COLUMNS];
       for (int col = 0; col < SCR_INDEX_COLUMNS; col++) cells[col] = rows[i].cell[col];
       scr_index_print_line(cells, widths);
@@ -400,28 +396,24 @@ static int scr_index_json(const char* prefix, const char* path, const char* argu
   struct scr_index_view v;
   int rc = scr_index_view_load(prefix, path, &v);
   if (rc != SCR_SUCCESS) return rc;
-  scr_kvtree* index = v.index;
-  struct scr_index_extra extra = v.extra;
-  size_t count = v.count;
-  int* ids = v.ids;
-  const char* current = scr_index_file_get_current(index);
+  const char* current = scr_index_file_get_current(v.index);
   printf("{\"prefix\": ");
   scr_json_string(prefix);
   printf(", \"current\": ");
   if (current) scr_json_string(current); else printf("null");
   printf(", \"datasets\": [");
-  for (size_t i = 0; ids && i < count; i++) {
-    int id = ids[i];
-    const scr_kvtree* entry = scr_kvtree_get_kv_int(index, SCR_INDEX_KEY_DSET, id);
-    const scr_kvtree* desc = scr_index_file_get_dsetdesc(index, id);
-    const char* name = scr_index_file_get_name(index, id);
-    if (!name) name = scr_kvtree_get_val(scr_kvtree_get_kv_int(extra.flush, "DSET", id), "NAME");
+  for (size_t i = 0; v.ids && i < v.count; i++) {
+    int id = v.ids[i];
+    const scr_kvtree* entry = scr_kvtree_get_kv_int(v.index, SCR_INDEX_KEY_DSET, id);
+    const scr_kvtree* desc = scr_index_file_get_dsetdesc(v.index, id);
+    const char* name = scr_index_file_get_name(v.index, id);
+    if (!name) name = scr_kvtree_get_val(scr_kvtree_get_kv_int(v.extra.flush, "DSET", id), "NAME");
     int flags = desc ? scr_dataset_get_flags(desc) : 0;
     long long ckpt = 0, flushed = 0;
     uint64_t files = 0, bytes = 0;
-    const char* scheme = scr_kvtree_get_val(scr_kvtree_get_kv_int(extra.schemes, "DSET", id), "SCHEME");
-    const char* cache = scr_index_cache_state(&extra, id);
-    const scr_kvtree* hosts = scr_kvtree_get_kv_int(extra.hosts, "DSET", id);
+    const char* scheme = scr_kvtree_get_val(scr_kvtree_get_kv_int(v.extra.schemes, "DSET", id), "SCHEME");
+    const char* cache = scr_index_cache_state(&v.extra, id);
+    const scr_kvtree* hosts = scr_kvtree_get_kv_int(v.extra.hosts, "DSET", id);
     printf("%s\n  {\"id\": %d, \"name\": ", i ? "," : "", id);
     if (name) scr_json_string(name); else printf("null");
     if (desc && scr_kvtree_get_int(desc, "CKPT", &ckpt) == SCR_SUCCESS && ckpt > 0) printf(", \"checkpoint\": %lld", ckpt);
@@ -442,15 +434,15 @@ static int scr_index_json(const char* prefix, const char* path, const char* argu
     printf(", \"cache_nodes\": ");
     if (cache && scr_kvtree_get_val(hosts, "NODES")) printf("%d", atoi(scr_kvtree_get_val(hosts, "NODES"))); else printf("null");
     printf(", \"indexed\": %s, \"complete\": %s, \"flushed\": ", entry ? "true" : "false",
-           entry && scr_index_file_is_complete(index, id) ? "true" : "false");
+           entry && scr_index_file_is_complete(v.index, id) ? "true" : "false");
     if (entry && scr_kvtree_get_int(entry, SCR_INDEX_KEY_FLUSHED, &flushed) == SCR_SUCCESS) printf("%lld", flushed);
     else printf("null");
     printf(", \"failed\": %s, \"fetched\": %s, \"current\": %s, \"restart\": \"%s\"}",
-           entry && scr_index_file_is_failed(index, id) ? "true" : "false",
-           entry && scr_index_file_is_fetched(index, id) ? "true" : "false",
-           current && name && strcmp(current, name) == 0 ? "true" : "false", scr_index_restart_role(index, &extra, id));
+           entry && scr_index_file_is_failed(v.index, id) ? "true" : "false",
+           entry && scr_index_file_is_fetched(v.index, id) ? "true" : "false",
+           current && name && strcmp(current, name) == 0 ? "true" : "false", scr_index_restart_role(v.index, &v.extra, id));
   }
-  printf("%s]}\n", count ? "\n" : "");
+  printf("%s]}\n", v.count ? "\n" : "");
   scr_index_view_free(&v);
   return SCR_SUCCESS;
 }

@@ -18,6 +18,14 @@
  *                                    complete dataset on this rank (its own
  *                                    or another rank's, the preload layer):
  *                                    no restart restores or rebuilds it
+ *   DSET/<id>/RENAMED_INTO_PLACE = 1 the program renamed a file (or a
+ *                                    directory holding one) of the complete
+ *                                    checkpoint while it was the newest (the
+ *                                    preload layer): a checkpoint the
+ *                                    program committed by renaming it into
+ *                                    place (tmp.12/ -> step.12/), which it
+ *                                    resumes from rather than a newer one
+ *                                    it did not rename yet
  *   DSET/<id>/RANK/<rank>/FILES = n  files rank wrote in the dataset
  *   DSET/<id>/RANK/<rank>/FILE/<cache path>/ORIG = original absolute path
  *                                            /RELPATH = path relative to the prefix
@@ -51,6 +59,7 @@
 
 #define SCR_FILEMAP_KEY_REDUNDANCY_STALE "REDUNDANCY_STALE"
 #define SCR_FILEMAP_KEY_TAKEN_APART "TAKEN_APART"
+#define SCR_FILEMAP_KEY_RENAMED_INTO_PLACE "RENAMED_INTO_PLACE"
 #define SCR_FILEMAP_KEY_UPDATING "UPDATING"
 #define SCR_FILEMAP_KEY_BEFORE_SIZE "BEFORE_SIZE"
 #define SCR_FILEMAP_KEY_BEFORE_CTIME "BEFORE_CTIME"

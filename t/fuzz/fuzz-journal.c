@@ -57,8 +57,9 @@ static void write_journal(const unsigned char* bytes, size_t n)
 }
 
 /* what the merge should add: whole records (four NUL-ended fields), up to
- * the first one cut short, of datasets the map has and that are not
- * complete, whose cache path the rank does not list yet */
+ * the first one cut short, of datasets that are not complete (one the map
+ * lacks began after the filemap was written, and is added), whose cache path
+ * the rank does not list yet */
 static int expected(const unsigned char* bytes, size_t n, int rank, const scr_kvtree* map)
 {
   scr_kvtree* seen = scr_kvtree_new();
@@ -77,7 +78,7 @@ static int expected(const unsigned char* bytes, size_t n, int rank, const scr_kv
     at = p;
     int id = atoi(field[0]);
     scr_kvtree* dset = scr_filemap_get_dataset(map, id);
-    if (!dset || scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
+    if (dset && scr_dataset_is_complete(scr_kvtree_get(dset, "DSETDESC"))) continue;
     char key[32];
     snprintf(key, sizeof(key), "%d", id);
     scr_kvtree* files = scr_kvtree_get_or_create(seen, key);

@@ -48,6 +48,9 @@
  *            counting) with open, write and close, while the program writes
  *            PATH_m.dat 100 times: RC 0 when all is written (a handler that
  *            writes a checkpoint, as codes do on SIGTERM or a timer)
+ *   sigalloc the same handler while the program allocates and frees memory
+ *            until it wrote 200 files: RC 0 then, -1 ETIMEDOUT after 30 s
+ *            (a handler that interrupts malloc must not need its lock)
  *   write    open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644), write "rank R\n",
  *            close
  *   fwrite   the same through fopen(PATH, "w")
@@ -197,6 +200,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -723,7 +727,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            XATTRS, SETXATTR, RELIST, WALK, RMWALK, FILE_APPEND, FILE_REOPEN, DIRSTAT, LIST, SCANAT,
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
-           MPIIO, MPIIOCRASH, SIGCKPT, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
+           MPIIO, MPIIOCRASH, SIGCKPT, SIGALLOC, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
            RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, ATIME, ATIMEW,
            SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, SPAWNENV, EXECENV, MKFIFO,
            MKNOD, OPS };
@@ -736,27 +740,52 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "rewrite", "rewriterw", "dirfd", "writeat", "readat", "mkdirat",
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
-                                           "mpiio", "mpiiocrash", "sigckpt", "die", "inodes", "closerange",
+                                           "mpiio", "mpiiocrash", "sigckpt", "sigalloc", "die", "inodes", "closerange",
                                            "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
                                            "linkf", "readlink", "nlink", "same", "kind", "atime", "atimew", "system",
                                            "popen", "spawn", "forkexec", "forkread", "spawnenv", "execenv", "mkfifo",
                                            "mknod" };
 
-/* sigckpt: the handler's files, named from sig_base */
+/* sigckpt: the handler's files, named from sig_base. SIGALRM goes to any
+ * thread that does not block it (MPICH's progress threads too), so two
+ * handlers may run at once: the counter and the failure are atomic. */
 static char sig_base[256];
-static volatile sig_atomic_t sig_written, sig_failed;
+static int sig_written, sig_failed;
 
 static void sig_write(int signo)
 {
   (void) signo;
   int saved_errno = errno;
   char name[300];
-  snprintf(name, sizeof(name), "%s_h%d.dat", sig_base, (int) sig_written);
+  snprintf(name, sizeof(name), "%s_h%d.dat", sig_base, __atomic_fetch_add(&sig_written, 1, __ATOMIC_RELAXED));
   int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0 || write(fd, "h\n", 2) != 2) sig_failed = 1;
-  if (fd >= 0 && close(fd) != 0) sig_failed = 1;
-  sig_written++;
+  if (fd < 0 || write(fd, "h\n", 2) != 2) __atomic_store_n(&sig_failed, 1, __ATOMIC_RELAXED);
+  if (fd >= 0 && close(fd) != 0) __atomic_store_n(&sig_failed, 1, __ATOMIC_RELAXED);
   errno = saved_errno;
+}
+
+/* sigalloc: malloc and free of varied sizes (a pseudo-random sequence)
+ * until the handler wrote `files` files, or `seconds` passed */
+static int sig_allocate(int files, int seconds)
+{
+  void* kept[64] = { NULL };
+  unsigned long x = 1;
+  time_t end = time(NULL) + seconds;
+  while (__atomic_load_n(&sig_written, __ATOMIC_RELAXED) < files) {
+    for (int i = 0; i < 1000; i++) {
+      x = x * 6364136223846793005ul + 1442695040888963407ul;
+      int k = (int) ((x >> 33) % 64);
+      free(kept[k]);
+      kept[k] = malloc((x >> 40) % 4096 + 1);
+    }
+    if (time(NULL) > end) break;
+  }
+  for (int k = 0; k < 64; k++) free(kept[k]);
+  if (__atomic_load_n(&sig_written, __ATOMIC_RELAXED) < files) {
+    errno = ETIMEDOUT;
+    return -1;
+  }
+  return 0;
 }
 
 /* what walk met, one line each */
@@ -1147,7 +1176,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     }
     return second;
   }
-  case SIGCKPT: {
+  case SIGCKPT:
+  case SIGALLOC: {
     snprintf(sig_base, sizeof(sig_base), "%s", path);
     struct sigaction action;
     memset(&action, 0, sizeof(action));
@@ -1156,13 +1186,17 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     sigaction(SIGALRM, &action, NULL);
     struct itimerval every = { { 0, 2000 }, { 0, 2000 } }, off = { { 0, 0 }, { 0, 0 } };
     setitimer(ITIMER_REAL, &every, NULL);
-    char name[300];
-    snprintf(name, sizeof(name), "%s_m.dat", path);
     int rc = 0;
-    for (int i = 0; i < 100 && rc == 0; i++) rc = write_new(name, rank);
+    if (kind == SIGCKPT) {
+      char name[300];
+      snprintf(name, sizeof(name), "%s_m.dat", path);
+      for (int i = 0; i < 100 && rc == 0; i++) rc = write_new(name, rank);
+    } else {
+      rc = sig_allocate(200, 30);
+    }
     setitimer(ITIMER_REAL, &off, NULL);
     signal(SIGALRM, SIG_DFL);
-    return rc == 0 && !sig_failed ? 0 : -1;
+    return rc == 0 && !__atomic_load_n(&sig_failed, __ATOMIC_RELAXED) ? 0 : -1;
   }
   case MPIIO:
   case MPIIOCRASH: {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "scr_preload_hooks.h"
 #include "scr_preload_report.h"
@@ -27,6 +29,10 @@
  *                     handler installed first), inert (no rules loaded)
  *   threads           8 threads opening, duping and closing; marks checked
  *   fork              marks and rules in a forked child
+ *   signals           handlers installed with sigaction and the signal
+ *                     family, as the program sees them afterwards; what
+ *                     reaches the hooks from a handler, and after a
+ *                     siglongjmp out of one
  *   route CACHE       the hooks below route writes into CACHE (a mirror of
  *                     the absolute paths) and show it back; prints what it sees
  * Every mode prints "hooks: open=N close=M" at the end: the calls the
@@ -472,6 +478,122 @@ static void mode_fork(void)
   printf("parent: hooks open=%ld close=%ld\n", hook_opens - opens, hook_closes - closes);
 }
 
+/* --- signal handlers: the program's own, whose calls go to libc */
+
+static volatile sig_atomic_t signal_seen, signal_code, signal_value, signal_context;
+static long signal_handler_opens;
+static sigjmp_buf signal_jump;
+
+/* gone from POSIX, still in glibc (not declared under _GNU_SOURCE) */
+sighandler_t bsd_signal(int sig, sighandler_t handler);
+
+static void on_plain(int sig) { signal_seen = sig; }
+
+static void on_info(int sig, siginfo_t* info, void* context)
+{
+  signal_seen = sig;
+  signal_code = info->si_code;
+  signal_value = info->si_value.sival_int;
+  signal_context = context != NULL;
+}
+
+/* a handler that writes a checkpoint file, as codes do on SIGTERM */
+static void on_write(int sig)
+{
+  long before = hook_opens;
+  int fd = open("signals.d/handler.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) close(fd);
+  signal_handler_opens = hook_opens - before;
+  signal_seen = sig;
+}
+
+static void on_jump(int sig)
+{
+  signal_seen = sig;
+  siglongjmp(signal_jump, 1);
+}
+
+/* raise or queue the signal and wait for its handler: ThreadSanitizer runs
+ * a handler at the next call it intercepts, not at once */
+static void signal_send(int sig, int queued)
+{
+  signal_seen = 0;
+  union sigval value = { .sival_int = 42 };
+  if (queued) sigqueue(getpid(), sig, value);
+  else raise(sig);
+  for (int i = 0; i < 2000 && !signal_seen; i++) {
+    struct timespec pause = { 0, 1000 * 1000 };
+    nanosleep(&pause, NULL);
+  }
+}
+
+static const char* handler_name(sighandler_t h)
+{
+  return h == SIG_DFL ? "SIG_DFL" : h == SIG_IGN ? "SIG_IGN" : h == on_plain ? "on_plain" : h == SIG_ERR ? "SIG_ERR"
+                                                                                                         : "other";
+}
+
+/* the hook calls one open and close of a matching file makes */
+static long signal_program_opens(void)
+{
+  long before = hook_opens;
+  int fd = open("signals.d/program.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) close(fd);
+  return hook_opens - before;
+}
+
+static void mode_signals(void)
+{
+  load_rules();
+  mkdir("signals.d", 0755);
+  struct sigaction act, old;
+  memset(&act, 0, sizeof(act));
+  act.sa_handler = on_plain;
+  act.sa_flags = SA_RESTART;
+  sigemptyset(&act.sa_mask);
+  sigaddset(&act.sa_mask, SIGUSR2);
+  sigaction(SIGUSR1, &act, NULL);
+  sigaction(SIGUSR1, NULL, &old);
+  printf("sigaction: %s restart=%d siginfo=%d mask=%d\n", handler_name(old.sa_handler),
+         (old.sa_flags & SA_RESTART) != 0, (old.sa_flags & SA_SIGINFO) != 0, sigismember(&old.sa_mask, SIGUSR2));
+  signal_send(SIGUSR1, 0);
+  printf("plain handler: signal=%d\n", (int) signal_seen);
+
+  act.sa_sigaction = on_info;
+  act.sa_flags = SA_SIGINFO;
+  sigaction(SIGUSR1, &act, &old);
+  printf("replaced: %s siginfo=%d\n", handler_name(old.sa_handler), (old.sa_flags & SA_SIGINFO) != 0);
+  sigaction(SIGUSR1, NULL, &old);
+  signal_send(SIGUSR1, 1);
+  printf("siginfo handler: %s signal=%d queued=%d value=%d context=%d\n",
+         old.sa_sigaction == on_info && (old.sa_flags & SA_SIGINFO) ? "mine" : "other", (int) signal_seen,
+         signal_code == SI_QUEUE, (int) signal_value, (int) signal_context);
+
+  sighandler_t first = signal(SIGUSR2, on_plain), second = signal(SIGUSR2, SIG_IGN), third = signal(SIGUSR2, SIG_DFL);
+  printf("signal: %s %s %s\n", handler_name(first), handler_name(second), handler_name(third));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  sighandler_t held = sigset(SIGUSR2, on_plain), back = sigset(SIGUSR2, SIG_DFL);
+#pragma GCC diagnostic pop
+  printf("sigset: %s %s\n", handler_name(held), handler_name(back));
+  /* System V's signal is one-shot: the kernel resets it as it delivers */
+  sysv_signal(SIGUSR2, on_plain);
+  signal_send(SIGUSR2, 0);
+  sigaction(SIGUSR2, NULL, &old);
+  printf("sysv_signal: signal=%d then %s\n", (int) signal_seen, handler_name(old.sa_handler));
+
+  bsd_signal(SIGUSR1, on_write);
+  long program = signal_program_opens();
+  signal_send(SIGUSR1, 0);
+  struct stat st;
+  printf("routing: program=%ld handler=%ld on the file system=%d\n", program, signal_handler_opens,
+         stat("signals.d/handler.dat", &st) == 0);
+
+  signal(SIGUSR1, on_jump);
+  if (sigsetjmp(signal_jump, 1) == 0) signal_send(SIGUSR1, 0);
+  printf("after siglongjmp: program=%ld\n", signal_program_opens());
+}
+
 /* --- route */
 
 static void show_stat(const char* label, const char* path)
@@ -583,7 +705,7 @@ int main(int argc, char** argv)
   fd_count_marked = (int (*)(void)) dlsym(RTLD_DEFAULT, "scr_preload_fd_count_marked");
   fd_count_files = (int (*)(void)) dlsym(RTLD_DEFAULT, "scr_preload_fd_count_files");
   if (argc < 2) {
-    fprintf(stderr, "usage: preload-probe dryrun|caller N|crash KIND|threads|fork|route CACHE\n");
+    fprintf(stderr, "usage: preload-probe dryrun|caller N|crash KIND|threads|fork|signals|route CACHE\n");
     return 2;
   }
   const char* mode = argv[1];
@@ -599,6 +721,8 @@ int main(int argc, char** argv)
     mode_threads();
   } else if (strcmp(mode, "fork") == 0) {
     mode_fork();
+  } else if (strcmp(mode, "signals") == 0) {
+    mode_signals();
   } else if (strcmp(mode, "route") == 0 && argc > 2) {
     mode_route(argv[2]);
   } else {

@@ -12,22 +12,11 @@
 #   the counts); BASELINE=another build directory adds its libscr_preload.so
 #   as a third side, in the same rounds and counts (an older commit)
 set -e
-build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 srcdir=$(cd "$(dirname "$0")" && pwd)
 checkpoints=${CHECKPOINTS:-30} rounds=${ROUNDS:-5} count=${COUNT:-1}
 [ $# -gt 0 ] || set -- 1 2 4 8
-app="$build/t/perf/preload-smallfiles"
-preload="$build/.libs/libscr_preload.so"
-[ -x "$app" ] && [ -f "$preload" ] ||
-  { echo "build first (make check), and set top_builddir if the build is not in ./build" >&2; exit 1; }
-baseline=
-if [ -n "$BASELINE" ]; then
-  baseline="$BASELINE/.libs/libscr_preload.so"
-  [ -f "$baseline" ] || { echo "no $baseline" >&2; exit 1; }
-fi
-base=$(mktemp -d /dev/shm/scr-fixed.XXXXXX)
-trap 'rm -rf "$base"' EXIT
-mkdir -p "$base/prefix" "$base/native"
+. "$(dirname "$0")/perf-preload.sh"
+perf_preload_setup preload-smallfiles
 echo "PRELOAD=ckpt.{step}/r{rank}_v*.dat TYPE=CHECKPOINT FILES=1" >"$base/prefix/.scrconf"
 # the cache keeps two checkpoints, as a real job's would: every checkpoint
 # after the second evicts one, and that eviction is part of the fixed cost

@@ -11,15 +11,9 @@
 # the medians over all checkpoints of all rounds.
 #   t/perf/preload-checkpoint.sh [RANKS] [MIB-PER-RANK] [CHECKPOINTS] [ROUNDS]
 set -e
-build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 ranks=${1:-2} mib=${2:-256} checkpoints=${3:-4} rounds=${4:-5}
-app="$build/t/perf/preload-write"
-preload="$build/.libs/libscr_preload.so"
-[ -x "$app" ] && [ -f "$preload" ] ||
-  { echo "build first (make check), and set top_builddir if the build is not in ./build" >&2; exit 1; }
-base=$(mktemp -d /dev/shm/scr-perf.XXXXXX)
-trap 'rm -rf "$base"' EXIT
-mkdir -p "$base/prefix" "$base/native"
+. "$(dirname "$0")/perf-preload.sh"
+perf_preload_setup preload-write
 echo 'PRELOAD=ckpt.{step}/rank_{rank}.dat TYPE=CHECKPOINT' >"$base/prefix/.scrconf"
 export SCR_CACHE_BASE="$base/cache" SCR_CNTL_BASE="$base/cntl" SCR_COPY_TYPE=SINGLE SCR_FLUSH=0 \
        SCR_JOB_ID=perf SCR_CACHE_SIZE=$((checkpoints + 1))

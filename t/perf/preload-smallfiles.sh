@@ -14,21 +14,10 @@
 #   BASELINE=another build directory adds its libscr_preload.so as a third
 #   side, in the same rounds (an older commit, to compare with)
 set -e
-build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 files=${FILES:-256} kib=${KIB:-64} checkpoints=${CHECKPOINTS:-4} rounds=${ROUNDS:-7}
 [ $# -gt 0 ] || set -- 1 2
-app="$build/t/perf/preload-smallfiles"
-preload="$build/.libs/libscr_preload.so"
-[ -x "$app" ] && [ -f "$preload" ] ||
-  { echo "build first (make check), and set top_builddir if the build is not in ./build" >&2; exit 1; }
-baseline=
-if [ -n "$BASELINE" ]; then
-  baseline="$BASELINE/.libs/libscr_preload.so"
-  [ -f "$baseline" ] || { echo "no $baseline" >&2; exit 1; }
-fi
-base=$(mktemp -d /dev/shm/scr-perf.XXXXXX)
-trap 'rm -rf "$base"' EXIT
-mkdir -p "$base/prefix" "$base/native"
+. "$(dirname "$0")/perf-preload.sh"
+perf_preload_setup preload-smallfiles
 # FILES= completes each checkpoint at the close of the rank's last file, as
 # an application that declares its files would
 echo "PRELOAD=ckpt.{step}/r{rank}_v*.dat TYPE=CHECKPOINT FILES=$files" >"$base/prefix/.scrconf"

@@ -57,6 +57,10 @@ int main(void)
   is_str(buf, "6 h", "21600 s reads 6 h");
   scr_interval_format(0.25, buf, sizeof(buf));
   is_str(buf, "250 ms", "below a second: milliseconds");
+  scr_interval_format(0.00029, buf, sizeof(buf));
+  is_str(buf, "0.3 ms", "below 10 ms: one decimal, not 0 ms");
+  scr_interval_format(0.00002, buf, sizeof(buf));
+  is_str(buf, "under 0.1 ms", "below 0.1 ms: said so, not 0 ms");
 
   /* C = 2.1 s, M = 6 h: Daly gives 299.7 s, which reads 5 min */
   scr_interval_advice(2.1, 21600, 120, buf, sizeof(buf));
