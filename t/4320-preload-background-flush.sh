@@ -121,6 +121,19 @@ test_expect_success 'files and a directory renamed between the background copy a
   ids 1 ' ok ' 2 ' [*]  *ok '
 "
 
+# the byte flipped in rank 1's cached a_1 once ck.1 is complete: the daemon
+# copies it from its new name c_1 and checks it against the CRC32 recorded at
+# completion, which the entry keeps through the rename; the program's own
+# directory ck.9 stays empty on the prefix directory
+test_expect_success 'a file renamed in flight with a flipped byte in cache: ck.1 is not published, ck.2 is, current' "
+  fresh \"\$ck_rules\" && fileops_native native crc.native \$renames &&
+  PRE_ENV='SCR_FLUSH_ASYNC_BW=50 SCR_FAULT_CORRUPT=encoded:1@1:*/a_1' fileops_pre crc.pre \$renames &&
+  { test_cmp \"\$TRASH/crc.native\" \"\$TRASH/crc.pre\" || { fileops_show crc.pre; false; }; } &&
+  expect_grep 'c_1 .*CRC32\\|CRC32 .*c_1' crc.pre.err && expect_grep 'flushed dataset 2 ' crc.pre.err &&
+  ! ls $PREFIX/ck.9 | grep -q . && ! test -e $PREFIX/ck.1 && same_tree native 'ck.2/*' && no_stage &&
+  ids 2 ' [*]  *ok ' && ! id_row 1 | grep -q ' ok '
+"
+
 deletes="$two unlink:ck.1/b_%d sleep:1 mkdir@0:ck.2 write:ck.2/a_%d write:ck.2/b_%d sleep:1"
 deletes="$deletes mkdir@0:ck.3 write:ck.3/a_%d write:ck.3/b_%d rmtree@0:ck.3"
 
