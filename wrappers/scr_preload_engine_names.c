@@ -444,13 +444,12 @@ static int engine_rename_is_directory(const scr_preload_target* from)
 static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                          int* handled);
 
-int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
-                      int* handled)
+/* after a call the engine handled: the files it moved or deleted (a
+ * directory's at once) told to the background copy in one rewrite of the
+ * node's transfer file; rc and errno as the call left them */
+static int engine_tell_background_copy(int rc, const int* handled)
 {
-  int rc = engine_rename(from, to, flags, handled);
   if (*handled == SCR_PRELOAD_HANDLED) {
-    /* every file the rename moved (a directory's at once), told to the
-     * background copy in one go */
     int saved_errno = errno;
     pthread_mutex_lock(&scr_engine_lock);
     scr_flush_async_tell_moves();
@@ -458,6 +457,12 @@ int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* 
     errno = saved_errno;
   }
   return rc;
+}
+
+int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                      int* handled)
+{
+  return engine_tell_background_copy(engine_rename(from, to, flags, handled), handled);
 }
 
 static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
@@ -592,16 +597,7 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
 
 int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
 {
-  int rc = engine_unlink(t, at_flags, handled);
-  if (*handled == SCR_PRELOAD_HANDLED) {
-    /* the files it deleted, told to the background copy */
-    int saved_errno = errno;
-    pthread_mutex_lock(&scr_engine_lock);
-    scr_flush_async_tell_moves();
-    pthread_mutex_unlock(&scr_engine_lock);
-    errno = saved_errno;
-  }
-  return rc;
+  return engine_tell_background_copy(engine_unlink(t, at_flags, handled), handled);
 }
 
 static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
