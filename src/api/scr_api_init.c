@@ -21,6 +21,8 @@
 #include "scr_flush.h"
 #include "scr_flush_file.h"
 #include "scr_flush_async.h"
+#include "scr_flush_publish.h"
+#include "scr_publish.h"
 #include "scr_halt.h"
 #include "scr_restart.h"
 #include "scr_event_log.h"
@@ -106,11 +108,15 @@ int scr_init_restore(void)
   MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, scr.comm_world);
   scr_event_log("INIT", "ranks=%d nodes=%d host=%s prefix=%s", scr.ranks, leaders, scr.hostname, scr.prefix);
   scr_reddesc_init();
+  /* a publish a job that died committed is completed, a stage it left
+   * removed, before anything reads the prefix directory */
+  scr_flush_publish_recover();
   scr_cache_load_filemap();
   scr_flush_async_init();
   double distribute_start = scr_log_seconds();
   scr_cache_distribute();
   if (scr.rank == 0) scr_dbg(2, "cached files placed on their ranks in %.3f s", scr_log_seconds() - distribute_start);
+  scr_flush_publish_adopt();
   scr_cache_start_reaper();
   scr_restart_init_counters();
   if (scr.before_restart) scr.before_restart();
@@ -130,6 +136,8 @@ int scr_init_restore(void)
   scr_cache_predict_next(scr_cache_newest_checkpoint());
   /* what scr_postrun reads to know whether the cache holds anything to scavenge */
   if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);
+  /* a flush the job that died had begun of the checkpoint restored */
+  scr_flush_publish_resume();
 
   if (!scr.restore_logged_by_caller) scr_recovery_restored(scr.restart_id, scr.restart_name);
   scr.time_last_checkpoint_end = scr_log_seconds();
@@ -169,10 +177,14 @@ int SCR_Finalize(void)
       scr_api_abandon_output();
     }
     /* the newest checkpoint must survive the allocation when flushing is on */
-    scr_flush_async_wait();
     /* agreed, as the flush is collective: a rank may lack a dataset others have */
     int mine = scr_api_latest_checkpoint(), latest = -1;
     MPI_Allreduce(&mine, &latest, 1, MPI_INT, MPI_MAX, scr.comm_world);
+    /* a background flush of an older one that has not finished copying is
+     * given up for the newest, under the preload layer; else completed */
+    double finish_start = scr_log_seconds();
+    scr_flush_async_finish(latest);
+    scr.stat_flush_seconds += scr_log_seconds() - finish_start;
     if (latest >= 0 && scr.flush > 0 && !scr_flush_agree_flushed(latest)) {
       double flush_start = scr_log_seconds();
       if (scr_flush_dataset(latest) != SCR_SUCCESS) rc = SCR_FAILURE;
@@ -182,6 +194,8 @@ int SCR_Finalize(void)
     scr_flush_async_finalize();
     scr_api_interval_advice();
     scr_recovery_resumed("SCR_Finalize");
+    /* the last publish recorded (scr_publish_finish_later) */
+    scr_publish_settle();
     /* exact when the job ends: during it, changes no reader would see were
      * left for the next write (scr_flush_file.h); written only if it differs */
     if (scr.rank == 0) scr_flush_file_match(scr.prefix, scr.filemap);

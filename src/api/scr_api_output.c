@@ -508,7 +508,7 @@ int SCR_Complete_output(int valid)
     scr.time_last_checkpoint_end = scr_log_seconds();
     if (scr.should_exit) {
       /* the job stops after this checkpoint: make sure it outlives the allocation */
-      scr_flush_async_wait();
+      scr_flush_async_finish(id);
       if (!scr_flush_is_flushed(id) && scr.flush > 0) scr_flush_dataset(id);
       if (scr.halt_exit) {
         if (scr.rank == 0) scr_info("exiting after checkpoint %d (SCR_HALT_EXIT=1)", id);

@@ -19,6 +19,7 @@
 #include "scr_summary_file.h"
 #include "scr_reddesc_type.h"
 #include "scr_prefix_rebuild.h"
+#include "scr_publish.h"
 
 /* exit codes: 1 when the work failed, 2 when the command line was wrong */
 enum { SCR_INDEX_EXIT_FAILED = 1, SCR_INDEX_EXIT_USAGE = 2 };
@@ -131,6 +132,8 @@ static void scr_index_format_where(const scr_kvtree* index, const struct scr_ind
     else if (host && nodes) snprintf(where, sizeof(where), "cache(%s+%d)", host, atoi(nodes) - 1);
     else snprintf(where, sizeof(where), "cache");
     if (strcmp(cache, "FLUSHING") == 0) snprintf(where + strlen(where), sizeof(where) - strlen(where), ",flushing");
+    if (strcmp(cache, "PUBLISHING") == 0)
+      snprintf(where + strlen(where), sizeof(where) - strlen(where), ",publishing");
   }
   if (on_prefix) snprintf(where + strlen(where), sizeof(where) - strlen(where), "%sprefix", where[0] ? "," : "");
   snprintf(buf, len, "%s", where[0] ? where : "-");
@@ -261,6 +264,8 @@ static void scr_index_extra_load(const char* prefix, const scr_kvtree* index, st
   char path[4096];
   snprintf(path, sizeof(path), "%s/.scr/flush.scr", prefix);
   scr_kvtree_read_file_if_exists(path, x->flush);
+  /* a flush of the preload layer says itself where it stands: its stage, its record */
+  scr_publish_list(prefix, x->flush);
   scr_index_read_log(prefix, x);
   /* a restart tries the newest checkpoint in cache first, then fetches */
   x->restart_cache = -1;

@@ -23,6 +23,8 @@
 static const char* transfer_path;
 static pid_t transfer_parent;   /* 0: run until told to exit */
 static volatile sig_atomic_t transfer_stop_signal;
+/* SIGUSR1: new work in the file, look now rather than at the next poll */
+static volatile sig_atomic_t transfer_wake_signal;
 /* when the daemon last woke: all it does until it sleeps again (copies,
  * renames, its own bookkeeping) counts against PERCENT */
 static double transfer_busy_since;
@@ -40,7 +42,8 @@ static void transfer_usage(FILE* out)
     "  -h, --help     print this help\n"
     "\n"
     "It exits when COMMAND is EXIT, when FILE is removed after it existed, and on\n"
-    "SIGTERM or SIGINT.\n");
+    "SIGTERM or SIGINT (recording what it copied). SIGUSR1 makes an idle daemon\n"
+    "look at FILE at once rather than at its next poll (every 0.1 s).\n");
 }
 
 static double transfer_now(void)
@@ -50,11 +53,17 @@ static double transfer_now(void)
   return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
 }
 
-static void transfer_sleep(double seconds)
+/* idle: a wake-up ends the sleep early (the pacing sleeps ignore it) */
+static void transfer_sleep_until_woken(double seconds, int wakeable)
 {
   if (seconds <= 0) return;
   struct timespec t = { (time_t) seconds, (long) ((seconds - (double) (time_t) seconds) * 1e9) };
-  while (nanosleep(&t, &t) != 0 && errno == EINTR && !transfer_stop_signal) {}
+  while (nanosleep(&t, &t) != 0 && errno == EINTR && !transfer_stop_signal && !(wakeable && transfer_wake_signal)) {}
+}
+
+static void transfer_sleep(double seconds)
+{
+  transfer_sleep_until_woken(seconds, 0);
 }
 
 static int transfer_orphaned(void)
@@ -86,6 +95,8 @@ struct transfer_job {
   char why[512];
 };
 
+static scr_kvtree* transfer_entry_of(const scr_kvtree* t, const char* src, const char* dst, const char** now);
+
 /* after each buffer: stay within the limits; give up on STOP, EXIT or orphaning */
 static int transfer_pace(uint64_t copied, void* arg)
 {
@@ -101,9 +112,10 @@ static int transfer_pace(uint64_t copied, void* arg)
   if (copied - job->checked >= TRANSFER_COMMAND_EVERY) {
     job->checked = copied;
     scr_kvtree* t = scr_kvtree_new();
+    const char* named;
     int go = scr_transfer_file_read(transfer_path, t) == SCR_SUCCESS &&
              strcmp(scr_kvtree_get_val(t, SCR_TRANSFER_KEY_COMMAND) ?: "", SCR_TRANSFER_COMMAND_RUN) == 0 &&
-             scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, job->src) != NULL;
+             transfer_entry_of(t, job->src, job->dst, &named) != NULL;
     scr_kvtree_delete(&t);
     if (!go) return 1;
   }
@@ -185,6 +197,23 @@ static int transfer_pick_next(scr_kvtree* t, void* arg)
   return changed ? SCR_SUCCESS : SCR_ERR_NOENT;
 }
 
+/* the entry of the file copied to dst, under whatever name the library
+ * gives its source now (the program may rename it while it is copied) */
+static scr_kvtree* transfer_entry_of(const scr_kvtree* t, const char* src, const char* dst, const char** now)
+{
+  scr_kvtree* f = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, src);
+  *now = src;
+  for (scr_kvtree_elem* e = f ? NULL : scr_kvtree_first(scr_kvtree_get(t, SCR_TRANSFER_KEY_FILES)); e;
+       e = scr_kvtree_next(e)) {
+    const char* to = scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_TRANSFER_KEY_DESTINATION);
+    if (to && strcmp(to, dst) == 0) {
+      *now = scr_kvtree_elem_key(e);
+      return scr_kvtree_elem_tree(e);
+    }
+  }
+  return f;
+}
+
 /* how each copy of a batch ended: recorded for the files still wanted; a
  * file the library took back meanwhile (its program deleted it) must not
  * stay where the copy put it */
@@ -194,7 +223,8 @@ static int transfer_record(scr_kvtree* t, void* arg)
   for (int i = 0; i < pick->count; i++) {
     struct transfer_job* job = &pick->jobs[i];
     if (job->rc == SCR_ERR_FAILURE) continue;   /* given up on purpose: tried again when asked */
-    scr_kvtree* f = scr_kvtree_get_kv(t, SCR_TRANSFER_KEY_FILES, job->src);
+    const char* now;
+    scr_kvtree* f = transfer_entry_of(t, job->src, job->dst, &now);
     const char* dst = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_DESTINATION);
     if (!f || !dst || strcmp(dst, job->dst) != 0) {
       if (job->rc == SCR_SUCCESS) unlink(job->dst);
@@ -208,12 +238,39 @@ static int transfer_record(scr_kvtree* t, void* arg)
   return SCR_SUCCESS;
 }
 
+/* the source to copy to dst again after the one picked was not found: its
+ * name as the library lists it now, when the file is there (malloc'd; NULL:
+ * no longer wanted, or not found). The library renames the file, then its
+ * entry: a name still listed and gone is looked at again a few times. */
+static char* transfer_renamed(const char* src, const char* dst)
+{
+  char* renamed = NULL;
+  for (int look = 0; look < 10 && !renamed && !transfer_orphaned(); look++) {
+    scr_kvtree* t = scr_kvtree_new();
+    const char* now = src;
+    int listed = scr_transfer_file_read(transfer_path, t) == SCR_SUCCESS && transfer_entry_of(t, src, dst, &now);
+    if (listed && (strcmp(now, src) != 0 || access(src, F_OK) == 0)) renamed = strdup(now);
+    scr_kvtree_delete(&t);
+    if (!listed) break;
+    if (!renamed) transfer_sleep(0.02);
+  }
+  return renamed;
+}
+
 static void transfer_copy(struct transfer_job* job)
 {
   job->start = transfer_now();
   job->checked = 0;
   job->rc = scr_io_copy_file_paced_expecting(job->src, job->dst, 0755, job->expecting ? &job->expect : NULL,
                                              &job->crc, &job->copied, transfer_pace, job);
+  char* renamed = job->rc == SCR_ERR_NOENT ? transfer_renamed(job->src, job->dst) : NULL;
+  if (renamed) {
+    /* renamed by the program after the batch was picked: once more, from there */
+    free(job->src);
+    job->src = renamed;
+    job->rc = scr_io_copy_file_paced_expecting(job->src, job->dst, 0755, job->expecting ? &job->expect : NULL,
+                                               &job->crc, &job->copied, transfer_pace, job);
+  }
   if (job->rc == SCR_ERR_CORRUPT) {
     snprintf(job->why, sizeof(job->why), "CRC32 of the cached file is 0x%08x, 0x%08x was recorded: the cached copy "
              "is corrupt; %s was left as it was", job->crc, job->expect, job->dst);
@@ -228,8 +285,8 @@ static void transfer_copy(struct transfer_job* job)
 
 static void transfer_on_signal(int sig)
 {
-  (void) sig;
-  transfer_stop_signal = 1;
+  if (sig == SIGUSR1) transfer_wake_signal = 1;
+  else transfer_stop_signal = 1;
 }
 
 int main(int argc, char** argv)
@@ -257,6 +314,12 @@ int main(int argc, char** argv)
   sa.sa_handler = transfer_on_signal;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+  /* the library starts it with SIGUSR1 blocked until the handler is here */
+  sigset_t wake;
+  sigemptyset(&wake);
+  sigaddset(&wake, SIGUSR1);
+  sigprocmask(SIG_UNBLOCK, &wake, NULL);
   /* the rank that started it may be killed without a word: then it stops
    * too, at its next look (PR_SET_PDEATHSIG would follow the thread that
    * started it, which may end long before the rank) */
@@ -288,7 +351,8 @@ int main(int argc, char** argv)
     if (pick.count > 0) {
       scr_transfer_file_update(transfer_path, transfer_record, &pick);
     } else {
-      transfer_sleep(TRANSFER_POLL_SECONDS);
+      if (!transfer_wake_signal) transfer_sleep_until_woken(TRANSFER_POLL_SECONDS, 1);
+      transfer_wake_signal = 0;
       transfer_busy_since = transfer_now();
     }
     for (int i = 0; i < pick.count; i++) {

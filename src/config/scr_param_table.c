@@ -110,7 +110,7 @@ static const scr_param_def table[] = {
 
   /* flush and fetch */
   RANGED("SCR_FLUSH", "10", G(FLUSH), YES, 0, BIG, "flush every Nth checkpoint to the prefix directory; 0: only output datasets"),
-  SIMPLE("SCR_FLUSH_ASYNC", T(BOOL), "0", G(FLUSH), YES, "flush checkpoints in the background through a scr_transfer daemon per node (see scr_transfer(1)); output datasets are still flushed before SCR_Complete_output returns, and the preload layer always flushes synchronously"),
+  SIMPLE("SCR_FLUSH_ASYNC", T(BOOL), "0", G(FLUSH), YES, "flush checkpoints in the background through a scr_transfer daemon per node (see scr_transfer(1)); output datasets are still flushed before SCR_Complete_output returns; under the preload layer the copy goes to a stage under <prefix>/.scr that is published at a later completion, barrier or MPI_Finalize (see scr_preload(7))"),
   SIMPLE("SCR_FLUSH_ASYNC_BW", T(BYTES), NULL, G(FLUSH), YES, "bytes per second an asynchronous flush may use per node; unset: no limit"),
   SIMPLE("SCR_FLUSH_ASYNC_PERCENT", T(DOUBLE), NULL, G(FLUSH), YES, "percent of a CPU an asynchronous flush may use; unset: no limit"),
   SIMPLE("SCR_FLUSH_REDUNDANCY", T(BOOL), "0", G(FLUSH), YES, "a synchronous flush copies each dataset's redundancy data (XOR and RS parity, PARTNER copies) to the prefix directory too, for scr_index --build; costs the parity's share of the bytes (PARTNER: as much again)"),

@@ -47,6 +47,10 @@
  *                                            /REDALIAS/<path>: more cache paths its
  *        dataset's redundancy knows it by (a hard link of it encoded there was
  *        deleted since), besides REDPATH or its own
+ *                                            /STAGE: where a background flush
+ *        copies it in the stage on the prefix directory (scr_publish.h), set
+ *        when it was handed over and dropped when its bytes change after
+ *        that; the key follows the file's renames, as the whole entry does
  *   DSET/<id>/RANK/<rank>/REDFILE/<cache path>/SIZE, CRC    redundancy data
  *   DSET/<id>/RANK/<rank>/ATTACHED/<cache path>/ORIG, RELPATH, SIZE, CRC
  *        files the preload layer attached to the complete dataset (a pointer
@@ -64,6 +68,7 @@
 #define SCR_FILEMAP_KEY_FLUSHED_COPY "FLUSHED_COPY"
 #define SCR_FILEMAP_KEY_LINK "LINK"
 #define SCR_FILEMAP_KEY_REDUNDANCY_ALIAS "REDALIAS"
+#define SCR_FILEMAP_KEY_STAGE "STAGE"
 
 /* "<cntl_dir>/filemap_<rank>.scr", malloc'd */
 char* scr_filemap_path(const char* cntl_dir, int rank);

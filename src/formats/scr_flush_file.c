@@ -10,6 +10,7 @@
 #include "scr_kvtree.h"
 #include "scr_dataset.h"
 #include "scr_flush_file.h"
+#include "scr_publish.h"
 
 static char* scr_flush_file_path(const char* prefix)
 {
@@ -30,7 +31,7 @@ static char* scr_flush_file_meant_path = NULL;
 
 /* the readers: scr_postrun asks whether any dataset is not on the prefix
  * directory (CACHE or FLUSHING); a flush asks whether one of its dataset began
- * and never ended (FLUSHING). Which datasets are in CACHE, their names, and
+ * and never ended (FLUSHING), scr_index whether one is being published. Which datasets are in CACHE, their names, and
  * which are on the prefix directory (PFS), nobody asks: a listed dataset that
  * left the cache since, or one in CACHE that replaced another there, changes
  * no answer. 1 when a and b answer alike. */
@@ -42,10 +43,13 @@ static int scr_flush_file_same_answers(const scr_kvtree* a, const scr_kvtree* b)
     for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(trees[t], "DSET")); e; e = scr_kvtree_next(e)) {
       const char* location = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "LOCATION");
       if (!location || strcmp(location, SCR_FLUSH_FILE_PFS) != 0) pending[t] = 1;
-      if (!location || strcmp(location, SCR_FLUSH_FILE_FLUSHING) != 0) continue;
+      /* a flush under way, or a publish (which scr_index shows), is said at once */
+      if (!location || (strcmp(location, SCR_FLUSH_FILE_FLUSHING) != 0 &&
+                        strcmp(location, SCR_FLUSH_FILE_PUBLISHING) != 0))
+        continue;
       const char* other = scr_kvtree_get_val(scr_kvtree_get_kv_int(trees[1 - t], "DSET", scr_kvtree_elem_key_int(e)),
                                              "LOCATION");
-      if (!other || strcmp(other, SCR_FLUSH_FILE_FLUSHING) != 0) return 0;
+      if (!other || strcmp(other, location) != 0) return 0;
     }
   }
   return pending[0] == pending[1];
@@ -68,6 +72,8 @@ static scr_kvtree* scr_flush_file_meant_for(const char* path)
 
 static int scr_flush_file_edit(const char* prefix, int id, const char* name, const char* location)
 {
+  /* the one writer of the file: a publish a thread of this process finishes first */
+  scr_publish_settle();
   char* path = scr_flush_file_path(prefix);
   scr_kvtree* tree = path ? scr_flush_file_meant_for(path) : NULL;
   scr_kvtree* before = tree ? scr_kvtree_copy(tree) : NULL;
@@ -97,6 +103,8 @@ int scr_flush_file_set_location(const char* prefix, int id, const char* name, co
 
 int scr_flush_file_was_flushing(const char* prefix, int id)
 {
+  /* the one writer of the file: a publish a thread of this process finishes first */
+  scr_publish_settle();
   char* path = scr_flush_file_path(prefix);
   scr_kvtree* tree = scr_kvtree_new();
   int was = 0;
@@ -116,6 +124,8 @@ int scr_flush_file_remove(const char* prefix, int id)
 
 int scr_flush_file_match(const char* prefix, const scr_kvtree* filemap)
 {
+  /* the one writer of the file: a publish a thread of this process finishes first */
+  scr_publish_settle();
   char* path = scr_flush_file_path(prefix);
   if (!path) return SCR_ERR_NOMEM;
   scr_kvtree* old = scr_kvtree_new();
@@ -130,7 +140,7 @@ int scr_flush_file_match(const char* prefix, const scr_kvtree* filemap)
     if (name) scr_kvtree_set_kv(dset, "NAME", name);
     /* a flush that began and never ended stays said: the next one cleans up after it */
     const char* was = scr_kvtree_get_val(scr_kvtree_get_kv_int(old, "DSET", scr_kvtree_elem_key_int(e)), "LOCATION");
-    int flushing = was && strcmp(was, SCR_FLUSH_FILE_FLUSHING) == 0;
+    int flushing = was && (strcmp(was, SCR_FLUSH_FILE_FLUSHING) == 0 || strcmp(was, SCR_FLUSH_FILE_PUBLISHING) == 0);
     scr_kvtree_set_kv(dset, "LOCATION", flushed == 1 ? SCR_FLUSH_FILE_PFS
                                         : flushing ? SCR_FLUSH_FILE_FLUSHING : SCR_FLUSH_FILE_CACHE);
   }

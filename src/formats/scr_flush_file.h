@@ -5,7 +5,7 @@
 
 #include "scr_kvtree.h"
 
-/* Layout: DSET/<id>/NAME = <name>, LOCATION = CACHE | FLUSHING | PFS.
+/* Layout: DSET/<id>/NAME = <name>, LOCATION = CACHE | FLUSHING | PUBLISHING | PFS.
  * What the file promises, after any crash: some dataset is listed as CACHE or
  * FLUSHING whenever the cache holds one that is not on the prefix directory,
  * and a dataset is FLUSHING exactly while a flush of it is under way. The rest
@@ -16,6 +16,9 @@
 #define SCR_FLUSH_FILE_CACHE    "CACHE"
 #define SCR_FLUSH_FILE_FLUSHING "FLUSHING"
 #define SCR_FLUSH_FILE_PFS      "PFS"
+/* committed, being moved into place (scr_publish.h): the next SCR_Init or
+ * scr_postrun completes it */
+#define SCR_FLUSH_FILE_PUBLISHING "PUBLISHING"
 
 int scr_flush_file_set_location(const char* prefix, int id, const char* name, const char* location);
 /* 1 when the file says a flush of dataset id began and never ended (FLUSHING) */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "scr_error.h"
 #include "scr_log.h"
+#include "scr_publish.h"
 #include "scr_kvtree.h"
 #include "scr_dataset.h"
 #include "scr_prefix_dir.h"
@@ -149,6 +150,8 @@ static int scr_index_file_same(const struct stat* a, const struct stat* b)
 
 int scr_index_file_read(const char* prefix, scr_kvtree* tree)
 {
+  /* after a publish whose record a thread of this process still writes */
+  scr_publish_settle();
   char* path = scr_index_file_path(prefix);
   if (path == NULL) {
     scr_err("no prefix directory given for the index file: set SCR_PREFIX");
@@ -178,6 +181,8 @@ int scr_index_file_read(const char* prefix, scr_kvtree* tree)
 
 int scr_index_file_write(const char* prefix, const scr_kvtree* tree)
 {
+  /* after a publish whose record a thread of this process still writes */
+  scr_publish_settle();
   char* path = scr_index_file_path(prefix);
   if (path == NULL) {
     scr_err("no prefix directory given for the index file: set SCR_PREFIX");
@@ -191,6 +196,8 @@ int scr_index_file_write(const char* prefix, const scr_kvtree* tree)
 
 int scr_index_file_update(const char* prefix, int (*modify)(scr_kvtree* tree, void* arg), void* arg)
 {
+  /* after a publish whose record a thread of this process still writes */
+  scr_publish_settle();
   char* path = scr_index_file_path(prefix);
   if (path == NULL) {
     scr_err("no prefix directory given for the index file: set SCR_PREFIX");

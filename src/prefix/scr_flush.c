@@ -23,6 +23,8 @@
 #include "scr_flush.h"
 #include "scr_flush_async.h"
 #include "scr_flush_redundancy.h"
+#include "scr_flush_publish.h"
+#include "scr_publish.h"
 #include "scr_fault.h"
 
 int scr_flush_is_flushed(int id)
@@ -86,7 +88,7 @@ static int scr_flush_copy_identity(const char* path, char* text, size_t size)
 }
 
 /* 1 when dst is the copy this file's last flush made, moved there since */
-static int scr_flush_copy_is_in_place(const scr_kvtree* meta, const char* dst)
+int scr_flush_copy_is_in_place(const scr_kvtree* meta, const char* dst)
 {
   const char* recorded = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
   char now[96];
@@ -124,13 +126,19 @@ int scr_flush_check_copy(int id, const char* src, const char* dst, scr_kvtree* m
       scr_kvtree_set_kvf(f, "CRC", "0x%08x", crc);
       scr_kvtree_set_kvf(meta, "CRC", "0x%08x", crc);
     }
-    char identity[96];
-    if (strcmp(src, dst) != 0 && scr_flush_copy_identity(dst, identity, sizeof(identity)))
-      scr_kvtree_set_kv(meta, SCR_FILEMAP_KEY_FLUSHED_COPY, identity);
-    else
-      scr_kvtree_unset(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
+    if (strcmp(src, dst) != 0) scr_flush_note_copy(meta, dst);
+    else scr_kvtree_unset(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
   }
   return ok;
+}
+
+void scr_flush_note_copy(scr_kvtree* meta, const char* dst)
+{
+  char identity[96];
+  if (scr_flush_copy_identity(dst, identity, sizeof(identity)))
+    scr_kvtree_set_kv(meta, SCR_FILEMAP_KEY_FLUSHED_COPY, identity);
+  else
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
 }
 
 void scr_flush_copy_attached(int id)
@@ -218,37 +226,9 @@ static int scr_flush_copy_files(int id, scr_kvtree* rank2file, int retry, uint64
   return ok;
 }
 
-/* rank 0: everything that describes the dataset on the prefix directory */
-struct scr_flush_index_arg {
-  int id;
-  const scr_kvtree* desc;
-  int current;             /* a checkpoint becomes the index's current one */
-};
-
-static int scr_flush_add_to_index(scr_kvtree* index, void* arg)
-{
-  struct scr_flush_index_arg* a = arg;
-  const char* name = scr_dataset_get_name(a->desc);
-  /* one that was the current checkpoint stays so under a new name */
-  const char* old = scr_index_file_get_name(index, a->id);
-  const char* current = scr_index_file_get_current(index);
-  int was_current = old && current && strcmp(old, current) == 0;
-  scr_index_file_add(index, a->id, name, a->desc, 1);
-  scr_index_file_set_flushed(index, a->id, time(NULL));
-  if ((a->current || was_current) && scr_dataset_is_checkpoint(a->desc)) scr_index_file_set_current(index, name);
-  return SCR_SUCCESS;
-}
-
 static int scr_flush_write_metadata(int id, const scr_kvtree* desc, const scr_kvtree* rank2file, int current)
 {
-  int rc = scr_rank2file_write(scr.prefix, id, rank2file);
-  if (rc == SCR_SUCCESS) rc = scr_summary_file_write(scr.prefix, id, desc, scr.ranks);
-  if (rc == SCR_SUCCESS) {
-    struct scr_flush_index_arg arg = { id, desc, current };
-    rc = scr_index_file_update(scr.prefix, scr_flush_add_to_index, &arg);
-  }
-  if (rc == SCR_SUCCESS)
-    rc = scr_flush_file_set_location(scr.prefix, id, scr_dataset_get_name(desc), SCR_FLUSH_FILE_PFS);
+  int rc = scr_publish_metadata(scr.prefix, id, desc, rank2file, current, 1);
   if (rc != SCR_SUCCESS)
     scr_err("flush of dataset %d: cannot write its metadata under %s: %s", id, scr.prefix_scr,
             scr_error_string(rc));
@@ -257,19 +237,29 @@ static int scr_flush_write_metadata(int id, const scr_kvtree* desc, const scr_kv
 
 int scr_flush_prepare(int id)
 {
+  int rc = scr.rank == 0 ? scr_flush_prepare_local(id) : SCR_SUCCESS;
+  MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
+  return rc;
+}
+
+int scr_flush_prepare_local(int id)
+{
   /* rank 0 prepares the dataset directory; the flush file says FLUSHING so a
    * crash in the middle is recognisable */
   int rc = SCR_SUCCESS;
-  if (scr.rank == 0) {
+  {
     const char* name = scr_dataset_get_name(scr_kvtree_get(scr_filemap_get_dataset(scr.filemap, id), "DSETDESC"));
     char* dir = scr_summary_dataset_dir(scr.prefix, id);
     /* a planted symbolic link there would take the summary elsewhere */
     rc = !dir ? SCR_ERR_NOMEM : scr_io_check_own_dir(dir) != SCR_SUCCESS ? SCR_ERR_SECURITY : scr_io_mkdir_p(dir, 0777);
     if (rc != SCR_SUCCESS && rc != SCR_ERR_SECURITY) scr_err("cannot create %s: %s", dir ? dir : "", strerror(errno));
-    else scr_flush_file_set_location(scr.prefix, id, name, SCR_FLUSH_FILE_FLUSHING);
+    /* the preload layer's flush copies into a stage it then publishes: the
+     * stage says the flush is under way (scr_publish_list), and a crash
+     * leaves nothing at the program's paths for the next flush to clean */
+    if (rc == SCR_SUCCESS && scr.flush_publish) rc = scr_flush_publish_open(id);
+    else if (rc == SCR_SUCCESS) scr_flush_file_set_location(scr.prefix, id, name, SCR_FLUSH_FILE_FLUSHING);
     free(dir);
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
   return rc;
 }
 
@@ -304,7 +294,13 @@ int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, 
   if (!ok) rc = SCR_ERR_IO;
   MPI_Bcast(&rc, 1, MPI_INT, 0, scr.comm_world);
   scr_kvtree_delete(&all);
+  return scr_flush_recorded(id, rc, start, mode);
+}
 
+int scr_flush_recorded(int id, int rc, double start, const char* mode)
+{
+  scr_kvtree* dset = scr_filemap_get_dataset(scr.filemap, id);
+  const char* name = scr_dataset_get_name(scr_kvtree_get(dset, "DSETDESC"));
   if (rc == SCR_SUCCESS) {
     scr_kvtree_set_kv_int(dset, "FLUSHED", 1);
     scr_cache_save_filemap();
@@ -335,6 +331,7 @@ static int scr_flush_dataset_copying(int id, uint64_t* moved, int current)
   scr_flush_log_start(id, "sync");
   int rc = scr_flush_prepare(id);
   if (rc != SCR_SUCCESS) return rc;
+  if (scr.flush_publish) return scr_flush_publish(id, NULL, current, start, "sync", moved);
   scr_kvtree* rank2file = scr_kvtree_new();
   int ok = scr_flush_copy_files(id, rank2file, retry, moved);
   rc = scr_flush_finish(id, ok, rank2file, start, current, "sync");

@@ -33,6 +33,8 @@ int scr_flush_agree_flushed(int id);
  * (scr_flush_async.c) */
 /* collective: the dataset directory on the prefix, and FLUSHING in the flush file */
 int scr_flush_prepare(int id);
+/* the same, rank 0's part alone (its outcome is the caller's to agree on) */
+int scr_flush_prepare_local(int id);
 /* where a cached file goes: <prefix>/<RELPATH>, malloc'd (NULL without RELPATH) */
 char* scr_flush_destination(const scr_kvtree* meta);
 /* this rank's RANK/<rank> entry in rank2file */
@@ -49,6 +51,13 @@ void scr_flush_copy_attached(int id);
  * current: a checkpoint becomes the one the index offers first. */
 /* mode ("sync" or "async") goes into the event log's FLUSH_COMPLETE */
 int scr_flush_finish(int id, int ok, const scr_kvtree* rank2file, double start, int current, const char* mode);
+/* after a flush's collective outcome rc: the dataset marked flushed, the
+ * event log's and the user's lines; returns rc */
+int scr_flush_recorded(int id, int rc, double start, const char* mode);
+/* meta's copy is the file at dst now (FLUSHED_COPY: see scr_filemap.h) */
+void scr_flush_note_copy(scr_kvtree* meta, const char* dst);
+/* 1 when dst is the copy meta's file's last flush made, moved there since */
+int scr_flush_copy_is_in_place(const scr_kvtree* meta, const char* dst);
 /* rank 0: the event log's line for a flush of dataset id that begins now */
 void scr_flush_log_start(int id, const char* mode);
 

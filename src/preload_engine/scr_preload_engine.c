@@ -22,6 +22,7 @@
 #include "scr_mpi.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_flush_async.h"
 #include "scr_api.h"
 #include "scr_restart.h"
 #include "scr_recovery.h"
@@ -126,8 +127,10 @@ static void engine_begin(const char* name, const scr_preload_rule* rule, long lo
 /* Collective: what every meeting point of the ranks begins with (one
  * MPI_Allreduce when there is nothing to do): the directories other ranks
  * renamed, the datasets they changed in place, the newest checkpoint renamed
- * into place; 1 when some rank has `pending` set */
-#define ENGINE_MEET_VALUES 7
+ * into place, whether the background flush is ready to publish; 1 when some
+ * rank has `pending` set */
+#define ENGINE_MEET_FLUSH 7 /* scr_flush_async_copied: 0 on every rank when all copies are done */
+#define ENGINE_MEET_VALUES 8
 static void engine_meet_local(int pending, int mine[ENGINE_MEET_VALUES])
 {
   scr_engine_mapped_release(engine_last_point);
@@ -138,6 +141,8 @@ static void engine_meet_local(int pending, int mine[ENGINE_MEET_VALUES])
   mine[4] = scr_pointers_renamed_newest();
   mine[5] = engine.active;
   mine[6] = scr_pointers_renamed_pinned(); /* the same on every rank */
+  /* a background flush whose copies are all done is published here */
+  mine[ENGINE_MEET_FLUSH] = scr_flush_async_copied();
 }
 
 /* the pin of the newest checkpoint renamed into place moves at a meeting
@@ -148,8 +153,15 @@ static int engine_meet_moves_pin(const int all[ENGINE_MEET_VALUES])
   return !all[5] && all[4] != all[6];
 }
 
+/* 1 when a meeting point has work beyond its collective */
+static int engine_meet_busy(const int all[ENGINE_MEET_VALUES])
+{
+  return all[0] || all[1] || all[2] >= 0 || all[3] || engine_meet_moves_pin(all) || all[ENGINE_MEET_FLUSH] == 0;
+}
+
 static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
 {
+
   if (all[1]) scr_engine_rename_sync();
   /* after the directories moved: a deletion names the file as it is now */
   if (all[3]) scr_peers_sync();
@@ -158,6 +170,10 @@ static int engine_meet_act(const int all[ENGINE_MEET_VALUES])
   if (all[2] >= 0) scr_engine_update_reprotect();
   if (all[1] || all[2] >= 0) scr_engine_rename_journal_settle();
   scr_pointers_renamed_agreed(all[4], engine_meet_moves_pin(all));
+  /* the daemons learn of the files other ranks' renames and deletions moved
+   * here; last, the publish, which follows them as every rank has them now */
+  scr_flush_async_tell_moves();
+  if (all[ENGINE_MEET_FLUSH] == 0) scr_flush_async_publish();
   return all[0];
 }
 
@@ -249,6 +265,9 @@ static void engine_complete(void)
   int id = scr.output_id;
   int fast = quiet && same && all[AGREE_ROOM] < 0 && all[AGREE_PACKED] <= -all[AGREE_ROOM];
   if (fast) {
+    /* a background flush every rank's daemon is done with is published
+     * first (engine_meet_act does it on the other way) */
+    if (meet_all[ENGINE_MEET_FLUSH] == 0) scr_flush_async_publish();
     /* every rank proposed what the root would have broadcast */
     short_of_files = all[AGREE_SHORT] > 0;
     kept = all[AGREE_KEPT] > 0;
@@ -855,21 +874,21 @@ static int engine_init(void)
   scr.halt_exit_by_default = 1;
   /* the restore ends once the other cached datasets are settled, below */
   scr.restore_logged_by_caller = 1;
+  /* An unmodified program renames and deletes its checkpoint files and
+   * directories itself, at any time: a flush, and the background copy of
+   * SCR_FLUSH_ASYNC=1 above all, must not write where the program's paths
+   * look while it runs (a file it deleted coming back, a removal failing
+   * with ENOTEMPTY for the copier's temporary file). So every flush copies
+   * into a stage under <prefix>/.scr and publishes it by renames at a
+   * completion or MPI_Finalize, where the engine is in control, following
+   * the renames and deletions the program made since (scr_publish.h) */
+  scr.flush_publish = 1;
   if (SCR_Init() != SCR_SUCCESS) return SCR_FAILURE;
   if (!scr.enabled) {
     SCR_Finalize();
     return SCR_ERR_NOENT;
   }
   MPI_Comm_dup(scr.comm_world, &engine_barrier_comm);
-  /* An unmodified program renames and deletes its checkpoint files and
-   * directories itself, at any time; a background copy into those places
-   * would race with it (files deleted coming back, a removal failing with
-   * ENOTEMPTY for the copier's temporary file). Its flushes stay synchronous:
-   * done when the dataset's last file is closed. */
-  if (scr.flush_async && scr.rank == 0)
-    scr_info("preload: SCR_FLUSH_ASYNC=1 applies to programs that call the SCR API; the preload layer flushes "
-             "synchronously");
-  scr.flush_async = 0;
   engine_remove_strays();
   scr_mirror_init();
   scr_share_clear();
@@ -956,7 +975,7 @@ static int engine_barrier(MPI_Comm comm)
   engine_meet_local(engine.barrier_rules && engine.active && engine.boundary <= SCR_PRELOAD_BOUNDARY_BARRIER, mine);
   pthread_mutex_unlock(&scr_engine_lock);
   scr_mpi_allreduce(mine, all, ENGINE_MEET_VALUES, MPI_INT, MPI_MAX, engine_barrier_comm);
-  if (all[0] || all[1] || all[2] >= 0 || all[3] || engine_meet_moves_pin(all)) {
+  if (engine_meet_busy(all)) {
     pthread_mutex_lock(&scr_engine_lock);
     if (engine_meet_act(all)) engine_complete();
     pthread_mutex_unlock(&scr_engine_lock);

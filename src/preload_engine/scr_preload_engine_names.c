@@ -21,6 +21,7 @@
 #include "scr_globals.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_flush_async.h"
 #include "scr_mpi.h"
 #include "scr_fault.h"
 #include "scr_preload_engine_impl.h"
@@ -120,6 +121,12 @@ int scr_engine_rename_cached(const char* cache_from, int dataset, const scr_prel
       engine_move_flushed_copy(dataset, flushed_copy, new_copy);
     free(new_copy);
     free(flushed_copy);
+    /* a file whose background flush is not published yet: what the prefix
+     * directory holds at the old name is an older version, which the view
+     * hid and which the rename takes away, as on a file system (else the
+     * publish would leave it showing there) */
+    if (!list && old_orig && !alone && scr_flush_async_in_flight(dataset) && strcmp(old_orig, to->path) != 0)
+      unlink(old_orig);
     /* the name its dataset's redundancy knows it by, until that is encoded again */
     if (!list && !scr_kvtree_get_val(moved, SCR_FILEMAP_KEY_REDUNDANCY_PATH))
       scr_kvtree_set_kv(moved, SCR_FILEMAP_KEY_REDUNDANCY_PATH, cache_from);
@@ -146,6 +153,8 @@ int scr_engine_rename_cached(const char* cache_from, int dataset, const scr_prel
   scr_filemap_set_file_count(scr.filemap, dataset, scr.rank, count);
   /* a file of a completed dataset: its redundancy names the old path */
   if (old && !scr_engine_writing(dataset)) scr_engine_update_moved(dataset, cache_from, cache_to, to->path);
+  /* and its background copy, if under way, takes it from its new name */
+  if (old && scr_flush_async_in_flight(dataset)) scr_flush_async_moved(cache_from, cache_to);
   return scr_cache_save_filemap();
 }
 
@@ -230,6 +239,7 @@ static int engine_drop_name(const char* cached, const char* other, int dataset, 
     /* its rank2file map names a file the prefix directory loses now */
     if (scr.rank == 0 && scr_flush_is_flushed(dataset)) scr_engine_update_prefix_moving(dataset);
   }
+  if (scr_flush_async_in_flight(dataset)) scr_flush_async_dropped(cached);
   int rc = unlink(cached);
   int saved_errno = errno;
   scr_engine_prune_cache_dirs(cached);
@@ -269,6 +279,7 @@ static int engine_drop_cached(const char* cached, int dataset, const char* orig)
    * and a restart would show at orig in its place */
   const char* attached = scr_kvtree_get_val(scr_kvtree_get(scr_kvtree_get(mine, "ATTACHED"), cached), "RELPATH");
   char* store = attached ? scr_cache_attached_store(dataset, attached) : NULL;
+  if (scr_flush_async_in_flight(dataset)) scr_flush_async_dropped(cached);
   int rc = unlink(cached);
   int saved_errno = errno;
   scr_engine_prune_cache_dirs(cached);
@@ -430,7 +441,31 @@ static int engine_rename_is_directory(const scr_preload_target* from)
   return !file && scr_view_is_directory(from->path);
 }
 
+static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                         int* handled);
+
+/* after a call the engine handled: the files it moved or deleted (a
+ * directory's at once) told to the background copy in one rewrite of the
+ * node's transfer file; rc and errno as the call left them */
+static int engine_tell_background_copy(int rc, const int* handled)
+{
+  if (*handled == SCR_PRELOAD_HANDLED) {
+    int saved_errno = errno;
+    pthread_mutex_lock(&scr_engine_lock);
+    scr_flush_async_tell_moves();
+    pthread_mutex_unlock(&scr_engine_lock);
+    errno = saved_errno;
+  }
+  return rc;
+}
+
 int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                      int* handled)
+{
+  return engine_tell_background_copy(engine_rename(from, to, flags, handled), handled);
+}
+
+static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
                          int* handled)
 {
   if (scr.initialized && from->path && to->path && flags == 0 && !from->directory) {
@@ -558,7 +593,14 @@ static int engine_rmdir(const scr_preload_target* t, int* handled)
   return rc;
 }
 
+static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled);
+
 int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
+{
+  return engine_tell_background_copy(engine_unlink(t, at_flags, handled), handled);
+}
+
+static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
 {
   if (!scr.initialized) return -1;
   if (at_flags & AT_REMOVEDIR) return engine_rmdir(t, handled);

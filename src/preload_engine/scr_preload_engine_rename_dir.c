@@ -21,6 +21,7 @@
 #include "scr_globals.h"
 #include "scr_cache.h"
 #include "scr_flush.h"
+#include "scr_flush_async.h"
 #include "scr_mpi.h"
 #include "scr_fault.h"
 #include "scr_preload_engine_impl.h"
@@ -417,5 +418,6 @@ void scr_engine_rename_sync(void)
   }
   free(all);
   free(lengths);
+  scr_flush_async_tell_moves();
 }
 

@@ -243,8 +243,10 @@ static int update_mark_closed(const char* cache, scr_kvtree* meta, void* arg)
   (void) cache;
   const struct update_close* c = arg;
   if (c->changed) {
-    /* its flushed copy, wherever it goes, no longer holds its bytes */
+    /* its flushed copy, wherever it goes, no longer holds its bytes; nor
+     * does what a background flush copied to the stage before the change */
     scr_kvtree_unset(meta, SCR_FILEMAP_KEY_FLUSHED_COPY);
+    scr_kvtree_unset(meta, SCR_FILEMAP_KEY_STAGE);
     scr_kvtree_set_kv_uint64(meta, "SIZE", c->size);
     if (c->crc[0]) scr_kvtree_set_kv(meta, "CRC", c->crc);
     if (c->unreadable) scr_kvtree_set_kv_int(meta, "COMPLETE", 0);

@@ -83,6 +83,12 @@ struct scr_state {
    * engine moves cached files a run that died had begun to rename */
   void (*before_restart)(void);
 
+  /* set before SCR_Init by the preload engine: a flush copies into a stage
+   * on the prefix directory and publishes it by renames at a point the
+   * engine controls (scr_flush_publish.h), since the program renames and
+   * deletes its files at any time; the background copy included */
+  int flush_publish;
+
   /* set before SCR_Init by the preload engine: SCR_HALT_EXIT's default is 1
    * for a program that cannot ask SCR_Should_exit */
   int halt_exit_by_default;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "perf-write.h"
 
 /* preload-write DIR MIB CHECKPOINTS [rename]: DIR/ckpt.<n>/rank_<r>.dat,
  * written with write(2) in 4 MiB pieces; rank 0 prints "checkpoint seconds
@@ -43,20 +44,7 @@ int main(int argc, char** argv)
     snprintf(path, sizeof(path), "%s/rank_%d.dat", into, rank);
     MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-      perror(path);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    for (size_t done = 0; done < bytes;) {
-      size_t n = bytes - done < piece ? bytes - done : piece;
-      ssize_t w = write(fd, buf, n);
-      if (w <= 0) {
-        perror("write");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-      }
-      done += (size_t) w;
-    }
+    int fd = perf_write_file(path, buf, piece, bytes);
     close(fd);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rename_dir) {
