@@ -4,6 +4,7 @@
 #define SCR_PRELOAD_ENGINE_IMPL_H
 
 #include <pthread.h>
+#include <mpi.h>
 #include <stdint.h>
 #include "scr_kvtree.h"
 #include "scr_preload_hooks.h"
@@ -70,6 +71,9 @@ struct scr_engine_file {
   int mapped;              /* stored through a mapping: changed, whatever its size and times say */
 };
 
+/* ---- the dataset in progress (scr_preload_engine_dataset.c), lock held
+ * unless said otherwise */
+
 /* a record for a routed open (NULL when memory is short), and its end */
 struct scr_engine_file* scr_engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
                                             const char* cache);
@@ -93,6 +97,32 @@ int scr_engine_writing(int dataset);
 void scr_engine_file_joined(void);
 /* the newest dataset completed in this run (or restored), -1 if none */
 int scr_engine_done_id(void);
+/* scr_engine_route_new for a target whose dataset the caller has just
+ * looked up in the view: existing is the dataset that shows it, -1 for
+ * none, or SCR_ENGINE_UNKNOWN */
+#define SCR_ENGINE_UNKNOWN (-2)
+int scr_engine_route_new_shown(const scr_preload_target* t, const scr_preload_rule* rule, const char* relpath,
+                               char* cache, size_t length, int* attached, int existing);
+/* what the hooks (scr_preload_engine.c) tell it: the rules in force, at
+ * start-up; the dataset restored (the newest done); a routed file opened,
+ * closed, or not routed when it had to be (the dataset is invalid) */
+void scr_engine_dataset_start(const scr_preload_ruleset* rules);
+void scr_engine_dataset_restored(int id);
+void scr_engine_dataset_file_opened(void);
+void scr_engine_dataset_file_closed(void);
+void scr_engine_dataset_broken(void);
+/* ROMIO's MPI_File_open closes the file it created and opens it again: the
+ * close counts for nothing (reopen_later), the reopen of path in dataset
+ * (reopening: 1 when it is that one) as the same open (reopened, with
+ * whether it opened) */
+void scr_engine_dataset_reopen_later(const char* path);
+int scr_engine_dataset_reopening(int dataset, const char* path);
+void scr_engine_dataset_reopened(int opened);
+/* collective: MPI_Finalize completes a dataset still in progress on any rank */
+void scr_engine_dataset_finalize(void);
+/* collective over comm, without the lock held: a barrier of MPI_COMM_WORLD
+ * as a meeting point, which completes a dataset of a BOUNDARY=BARRIER rule */
+void scr_engine_dataset_meet_at_barrier(MPI_Comm comm);
 
 /* 1, with errno ENOENT or ENOTDIR, when the directory a new name path would
  * go in is neither on the file system nor shown by the view; else 0, errno kept */
