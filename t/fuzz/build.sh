@@ -50,7 +50,7 @@ sources="src/base/scr_error.c src/base/scr_log.c src/base/scr_kvtree.c src/base/
   src/base/scr_io.c src/base/scr_path.c src/base/scr_fault.c src/base/scr_env.c
   src/formats/scr_dataset.c src/formats/scr_filemap.c src/formats/scr_filemap_journal.c
   src/formats/scr_summary_file.c src/formats/scr_flush_file.c src/formats/scr_transfer_file.c
-  src/formats/scr_prefix_dir.c src/formats/scr_halt_file.c src/formats/scr_index_file.c
+  src/formats/scr_prefix_dir.c src/formats/scr_halt_file.c src/formats/scr_index_file.c src/formats/scr_publish.c
   src/config/scr_config.c src/config/scr_param.c src/config/scr_param_table.c
   wrappers/scr_preload_hot.c wrappers/scr_preload_rules.c wrappers/scr_preload_match.c
   wrappers/scr_preload_screen.c wrappers/scr_preload_path.c wrappers/scr_preload_real.c
