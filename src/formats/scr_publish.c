@@ -290,7 +290,9 @@ static void* finisher_main(void* arg)
 
 void scr_publish_settle(void)
 {
-  if (!finisher.running || finisher_self) return;
+  /* the finisher's own thread first: it must not read running, which the
+   * thread that started it writes after pthread_create */
+  if (finisher_self || !finisher.running) return;
   pthread_join(finisher.thread, NULL);
   finisher.running = 0;
   free(finisher.prefix);
