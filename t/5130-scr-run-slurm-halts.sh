@@ -121,4 +121,12 @@ test_expect_success 'API: a rank lost while the last checkpoint before the end i
   test -n "$step" && test "$step" -ge 3 && scavenged "$step"
 '
 
+test_expect_success 'preload: no launch starts less than SCR_HALT_SECONDS before the allocation ends' '
+  fresh &&
+  in_alloc -t 1 late env SCR_RUNS=3 SCR_HALT_SECONDS=120 scr_run -v srun -N 4 -n 8 "$fpp" --steps 40 --every 2 --bytes 65536 &&
+  test "$(status_of late)" = 1 &&
+  expect_grep "less than SCR_HALT_SECONDS=120 seconds left before the allocation ends: no launch" "$TRASH/late" &&
+  ! grep -q "launch 1" "$TRASH/late" && ! grep -q "^starting from step" "$TRASH/late" && ! test -e "$PREFIX/data"
+'
+
 test_done
