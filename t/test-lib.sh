@@ -354,14 +354,17 @@ slurm_all_idle() {
   sinfo -N; return 1
 }
 
-# in_alloc OUT COMMAND...: COMMAND (a program, not a shell function) in an
-# allocation of 5 nodes that survives a node failure, in the prefix
-# directory; its output in $TRASH/OUT, its status in OUT.status. salloc
-# ignores TERM while its command runs: the command has the time limit,
-# salloc a KILL some time after it
+# in_alloc [-t MINUTES] OUT COMMAND...: COMMAND (a program, not a shell
+# function) in an allocation of 5 nodes that survives a node failure (with
+# Slurm's time limit MINUTES), in the prefix directory; its output in
+# $TRASH/OUT, its status in OUT.status. salloc ignores TERM while its
+# command runs: the command has the test's time limit, salloc a KILL some
+# time after it
 in_alloc() {
-  local out=$1; shift
-  (cd "$PREFIX" && timeout -k 5 $((SCR_TEST_TIMEOUT + 30)) salloc -N 5 --no-kill \
+  local out limit=
+  [ "$1" = -t ] && { limit="-t $2"; shift 2; }
+  out=$1; shift
+  (cd "$PREFIX" && timeout -k 5 $((SCR_TEST_TIMEOUT + 30)) salloc -N 5 --no-kill $limit \
      timeout -k 10 "$SCR_TEST_TIMEOUT" "$@") >"$TRASH/$out" 2>&1
   echo $? >"$TRASH/$out.status"
 }
