@@ -54,7 +54,8 @@ void scr_view_forget_inherited(void);
  * by mkdir (shown NULL); stops at and returns the first non-zero result */
 int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is_directory, void* arg), void* arg);
 
-/* ---- the engine's datasets (scr_preload_engine.c), lock held */
+/* ---- the dataset in progress (scr_preload_engine_dataset.c), lock held
+ * unless said otherwise */
 
 /* a routed open, kept by the preload with the descriptor (the hooks' *file) */
 struct scr_engine_file {
@@ -70,9 +71,6 @@ struct scr_engine_file {
   int before_crc_known;
   int mapped;              /* stored through a mapping: changed, whatever its size and times say */
 };
-
-/* ---- the dataset in progress (scr_preload_engine_dataset.c), lock held
- * unless said otherwise */
 
 /* a record for a routed open (NULL when memory is short), and its end */
 struct scr_engine_file* scr_engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
