@@ -91,10 +91,13 @@ test_expect_success 'a new allocation (every node wiped) resumes from the publis
 # ck.N/<x>_<rank>, two files a rank a checkpoint; the daemon copies 50 bytes
 # a second, so that the copy of ck.1 is under way while the program renames
 # its files (the daemon then copies them from their new names: none is left
-# for the publish to copy), and the program sleeps before ck.2 until it is done
+# for the publish to copy), and the program waits before ck.2 until the
+# node's transfer file says the daemon is done (a fixed sleep was too short
+# on a loaded machine: the publish then copied what was left, rightly)
 ck_rules='PRELOAD=ck.{step}/*_{rank} FILES=2'
 two='mkdir@0:ck.1 write:ck.1/a_%d write:ck.1/b_%d'
-renames="$two rename:ck.1/a_%d=ck.1/c_%d rename@0:ck.1=ck.9 sleep:2 mkdir@0:ck.2 write:ck.2/a_%d write:ck.2/b_%d"
+copied="await:$SCR_CNTL_BASE/$(id -un)/scr.$SCR_JOB_ID/transfer.scr=DONE"
+renames="$two rename:ck.1/a_%d=ck.1/c_%d rename@0:ck.1=ck.9 $copied mkdir@0:ck.2 write:ck.2/a_%d write:ck.2/b_%d"
 renames="$renames rename:ck.2/b_%d=ck.2/d_%d"
 # both RUN OP...: the operations natively in $TRASH/native and under the
 # preload (with that slow copy) in a fresh prefix directory: the same output

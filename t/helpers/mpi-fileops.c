@@ -83,6 +83,9 @@
  *   atimew   the same with open(PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644),
  *            as Python's os.utime(fd) test does
  *   sleep    sleep PATH seconds
+ *   await    PATH is FILE=TEXT: when FILE exists, wait (at most 60 s) until
+ *            its bytes hold TEXT; RC 0 either way, so that a native run
+ *            prints the same (a test's meeting point with SCR's daemon)
  *   die      raise(SIGKILL) (PATH ignored): the rank dies where it stands
  *   inodes   opendir(PATH), then for each entry (. and .. too) d_ino against
  *            the st_ino of lstat(PATH/NAME): RC is the number of entries
@@ -531,6 +534,28 @@ static int child_output(pid_t pid, int fd, char* detail, size_t size)
   return waitpid(pid, &status, 0) == pid ? exit_status(status) : -1;
 }
 
+/* await: FILE's bytes, read whole, hold TEXT */
+static int file_holds(const char* file, const char* text)
+{
+  FILE* f = fopen(file, "rb");
+  if (!f) return 0;
+  char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof(buf), f);
+  fclose(f);
+  return memmem(buf, n, text, strlen(text)) != NULL;
+}
+
+static int run_await(const char* spec)
+{
+  char file[4096];
+  const char* eq = strchr(spec, '=');
+  if (!eq || (size_t) (eq - spec) >= sizeof(file)) return -1;
+  snprintf(file, sizeof(file), "%.*s", (int) (eq - spec), spec);
+  for (int tries = 0; tries < 600 && access(file, F_OK) == 0 && !file_holds(file, eq + 1); tries++)
+    usleep(100000);
+  return 0;
+}
+
 static int run_system(const char* cmd)
 {
   fflush(NULL);
@@ -730,7 +755,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            MPIIO, MPIIOCRASH, SIGCKPT, SIGALLOC, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
            RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, ATIME, ATIMEW,
            SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, SPAWNENV, EXECENV, MKFIFO,
-           MKNOD, OPS };
+           MKNOD, AWAIT, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
                                            "mkstemp", "realpath", "excl", "update", "write", "fwrite", "glob",
                                            "statvfs", "symlink", "stat", "inplace", "rw", "truncate", "copy",
@@ -744,7 +769,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
                                            "linkf", "readlink", "nlink", "same", "kind", "atime", "atimew", "system",
                                            "popen", "spawn", "forkexec", "forkread", "spawnenv", "execenv", "mkfifo",
-                                           "mknod" };
+                                           "mknod", "await" };
 
 /* sigckpt: the handler's files, named from sig_base. SIGALRM goes to any
  * thread that does not block it (MPICH's progress threads too), so two
@@ -1088,6 +1113,7 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
     return after.st_atime != before.st_atime;
   }
   case SLEEP: return (int) sleep((unsigned) atoi(path));
+  case AWAIT: return run_await(path);
   case DIE: return raise(SIGKILL);
   case INPLACE: return open_close(path, O_RDWR, 1);
   case RW: return open_close(path, O_RDWR, 0);
