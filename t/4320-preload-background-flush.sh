@@ -198,4 +198,16 @@ test_expect_success 'a node lost while a background copy runs: XOR rebuilds it, 
   same_tree ref12 && no_stage && current 'data/step12_rank{rank}.chk'
 "
 
+# a checkpoint whose background flush began at its completion is not listed
+# in flush.scr as in cache (its stage says so): scr_postrun must see the
+# stage and scavenge it
+test_expect_success 'killed while the background copy runs: scr_postrun sees the stage and scavenges that checkpoint' "
+  fresh \"\$rules\" && ! PRE_ENV='SCR_FLUSH_ASYNC_BW=20000' app post.die --steps 8 --die-at 7 &&
+  expect_grep '^dying at step 7' post.die && test -d $PREFIX/.scr/stage.3 &&
+  (cd $PREFIX && scr_postrun -p $PREFIX scr_cluster run --nodes \$nodes --ppn 2 --timeout \$SCR_TEST_TIMEOUT --) \
+    >$TRASH/post.out 2>&1 &&
+  ! grep 'nothing to scavenge' $TRASH/post.out && same_tree ref8 'data/step6_rank*.chk' &&
+  current 'data/step6_rank{rank}.chk' && no_stage
+"
+
 test_done

@@ -471,8 +471,14 @@ int SCR_Complete_output(int valid)
   scr_dbg(2, "redundancy of dataset %d took %.3f s", id, redundancy_seconds);
   double seconds = scr_log_seconds() - scr.output_start_time;
   scr_complete_report(id, totals[1], totals[2], seconds);
-  /* in cache only, until a flush: scr_postrun scavenges what this file says */
-  if (scr.rank == 0) scr_flush_file_set_location(scr.prefix, id, scr.output_name, SCR_FLUSH_FILE_CACHE);
+  /* in cache only, until a flush: scr_postrun scavenges what this file says.
+   * A flush that publishes and begins now says it by its stage instead (a
+   * write and two syncs fewer on the prefix directory per checkpoint) */
+  int flush_now = scr_flush_is_due(id);
+  long long bypass = 0;
+  scr_kvtree_get_int(scr_filemap_get_dataset(scr.filemap, id), "BYPASS", &bypass);
+  if (scr.rank == 0 && !(flush_now && scr.flush_publish && !bypass))
+    scr_flush_file_set_location(scr.prefix, id, scr.output_name, SCR_FLUSH_FILE_CACHE);
   scr_event_log((flags & SCR_FLAG_CHECKPOINT) ? "CHECKPOINT_COMPLETE" : "OUTPUT_COMPLETE",
                 "dset=%d name=%s files=%llu bytes=%llu seconds=%.3f", id, scr.output_name,
                 (unsigned long long) totals[1], (unsigned long long) totals[2], seconds);
@@ -485,7 +491,7 @@ int SCR_Complete_output(int valid)
   double flush_start = scr_log_seconds();
   /* a checkpoint may go in the background; output is on the prefix directory
    * when SCR_Complete_output returns, as its return value says */
-  if (scr_flush_is_due(id) && ((flags & SCR_FLAG_OUTPUT) || scr_flush_async_start(id) != SCR_SUCCESS) &&
+  if (flush_now && ((flags & SCR_FLAG_OUTPUT) || scr_flush_async_start(id) != SCR_SUCCESS) &&
       scr_flush_dataset(id) != SCR_SUCCESS && (flags & SCR_FLAG_OUTPUT))
     rc = SCR_FAILURE;
   scr.stat_flush_seconds += scr_log_seconds() - flush_start;

@@ -389,10 +389,20 @@ static scr_kvtree* publish_ids(const char* prefix)
 void scr_publish_list(const char* prefix, scr_kvtree* where)
 {
   scr_kvtree* ids = publish_ids(prefix);
-  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(ids, "ID")); e; e = scr_kvtree_next(e))
-    scr_kvtree_set_kv(scr_kvtree_add_kv_int(where, "DSET", scr_kvtree_elem_key_int(e)), "LOCATION",
-                      scr_kvtree_get_val(scr_kvtree_elem_tree(e), "RECORD") ? SCR_FLUSH_FILE_PUBLISHING
-                                                                           : SCR_FLUSH_FILE_FLUSHING);
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(ids, "ID")); e; e = scr_kvtree_next(e)) {
+    int id = (int) scr_kvtree_elem_key_int(e);
+    int committed = scr_kvtree_get_val(scr_kvtree_elem_tree(e), "RECORD") != NULL;
+    scr_kvtree* dset = scr_kvtree_add_kv_int(where, "DSET", id);
+    scr_kvtree_set_kv(dset, "LOCATION", committed ? SCR_FLUSH_FILE_PUBLISHING : SCR_FLUSH_FILE_FLUSHING);
+    /* a dataset flushed from its completion on is in flush.scr only once
+     * published: its name, when committed, is the record's */
+    scr_kvtree* record = scr_kvtree_new();
+    const char* name = NULL;
+    if (committed && !scr_kvtree_get_val(dset, "NAME") && scr_publish_record_read(prefix, id, record) == SCR_SUCCESS)
+      name = scr_dataset_get_name(scr_kvtree_get(record, "DSETDESC"));
+    if (name) scr_kvtree_set_kv(dset, "NAME", name);
+    scr_kvtree_delete(&record);
+  }
   scr_kvtree_delete(&ids);
 }
 

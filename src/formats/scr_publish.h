@@ -76,7 +76,8 @@ void scr_publish_settle(void);
 void scr_publish_abandon(const char* prefix, int id, const char* name);
 
 /* what scr_index shows of the flushes under way: DSET/<id>/LOCATION =
- * FLUSHING for a stage, PUBLISHING for a committed record, added to where
+ * FLUSHING for a stage, PUBLISHING for a committed record (and NAME, the
+ * record's, when the entry has none), added to where
  * (no file of SCR's is written for either: the stage and the record say it) */
 void scr_publish_list(const char* prefix, scr_kvtree* where);
 

@@ -315,6 +315,8 @@ int scr_flush_recorded(int id, int rc, double start, const char* mode)
   if (rc != SCR_SUCCESS && scr.rank == 0) {
     scr_err("dataset %d (%s) was not flushed to %s%s", id, name ? name : "?", scr.prefix,
             dset ? "; it stays in cache" : ": it left the cache meanwhile");
+    /* a flush that publishes began without listing it (its stage did) */
+    if (dset) scr_flush_file_set_location(scr.prefix, id, name, SCR_FLUSH_FILE_CACHE);
   }
   return rc;
 }
@@ -330,7 +332,7 @@ static int scr_flush_dataset_copying(int id, uint64_t* moved, int current)
   MPI_Bcast(&retry, 1, MPI_INT, 0, scr.comm_world);
   scr_flush_log_start(id, "sync");
   int rc = scr_flush_prepare(id);
-  if (rc != SCR_SUCCESS) return rc;
+  if (rc != SCR_SUCCESS) return scr_flush_recorded(id, rc, start, "sync");
   if (scr.flush_publish) return scr_flush_publish(id, NULL, current, start, "sync", moved);
   scr_kvtree* rank2file = scr_kvtree_new();
   int ok = scr_flush_copy_files(id, rank2file, retry, moved);
