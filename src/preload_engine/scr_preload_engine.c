@@ -122,75 +122,6 @@ static struct scr_engine_file* engine_open_update(const scr_preload_target* t, i
   return f;
 }
 
-/* 1 when dir, or a directory above it in the prefix directory, is a file
- * the view shows: where the kernel's lookup of a name below it stops with
- * ENOTDIR (the file system has nothing there, and says ENOENT) */
-static int engine_below_shown_file(const char* dir)
-{
-  char* at = strdup(dir);
-  int found = 0;
-  while (!found && at && scr_path_is_within(at, scr.prefix) && strcmp(at, scr.prefix) != 0) {
-    int dataset = -1;
-    char* shown = scr_view_find(at, &dataset);
-    found = shown != NULL;
-    free(shown);
-    char* up = scr_path_dirname(at);
-    free(at);
-    at = up;
-  }
-  free(at);
-  return found;
-}
-
-/* 1, with errno ENOENT or ENOTDIR, when the directory a new file of path
- * would go in is neither on the file system (where every rank makes its
- * directories) nor shown by the view (a restored checkpoint's directory the
- * file system no longer has); *nlink: the directory's st_nlink when the
- * file system has it, else 0 */
-static int engine_parent_missing(const char* path, nlink_t* nlink)
-{
-  int saved_errno = errno;
-  char* parent = scr_path_dirname(path);
-  struct stat st;
-  int missing = 0;
-  *nlink = 0;
-  if (parent && stat(parent, &st) == 0) {
-    missing = !S_ISDIR(st.st_mode);
-    if (missing) saved_errno = ENOTDIR;
-    else *nlink = st.st_nlink;
-  } else if (parent && (errno == ENOENT || errno == ENOTDIR)) {
-    int stat_errno = errno; /* before the view's lookup, which may change it */
-    missing = !scr_view_is_directory(parent);
-    if (missing) saved_errno = stat_errno == ENOENT && engine_below_shown_file(parent) ? ENOTDIR : stat_errno;
-  }
-  free(parent);
-  errno = saved_errno; /* the program's, unless this is the open's failure */
-  return missing;
-}
-
-int scr_engine_parent_missing(const char* path)
-{
-  nlink_t nlink;
-  return engine_parent_missing(path, &nlink);
-}
-
-/* a new file at path, in a directory of the file system with st_nlink
- * nlink: 1 with errno EISDIR when path itself is a directory there, which
- * a rule that matches directories too (a pattern ending in **: out/d as
- * well as out/d/x), or any rule where the program made a directory at a
- * file's name, would otherwise put a cache file in front of. Asked of the
- * file system only when that directory has subdirectories (st_nlink other
- * than 2, which file systems that do not count them give too): in a
- * checkpoint directory of files alone it costs no look-up more per file. */
-static int engine_name_is_directory(const char* path, nlink_t nlink)
-{
-  struct stat st;
-  int saved_errno = errno;
-  int directory = nlink != 0 && nlink != 2 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-  errno = directory ? EISDIR : saved_errno;
-  return directory;
-}
-
 /* scr_engine_parent_missing for a path the view does not show, when only this
  * rank's cached files were looked at (looked 0): a copy of an attached file
  * on the prefix directory shows it too (*shown, *dataset), in a directory
@@ -199,7 +130,7 @@ static int engine_parent_missing_unshown(const char* path, int looked, char** sh
 {
   int saved_errno = errno;
   nlink_t nlink;
-  if (!engine_parent_missing(path, &nlink)) return engine_name_is_directory(path, nlink);
+  if (!scr_engine_parent_missing(path, &nlink)) return scr_engine_name_is_directory(path, nlink);
   if (looked) return 1;
   int missing_errno = errno;
   *shown = scr_view_find(path, dataset);
@@ -514,6 +445,45 @@ static void engine_finalize(void)
   pthread_mutex_unlock(&scr_engine_lock);
 }
 
+/* 1 when from, which a rule matches as a file, is a directory that holds
+ * shown files (a pattern ending in ** matches ckpt/d as it matches
+ * ckpt/d/x): its rename moves them, as a rule directory's does (lock held) */
+static int engine_rename_is_directory(const scr_preload_target* from)
+{
+  struct stat st;
+  int dataset = -1;
+  if (!from->path || (lstat(from->path, &st) == 0 && !S_ISDIR(st.st_mode))) return 0;
+  char* file = scr_view_find(from->path, &dataset);
+  free(file);
+  return !file && scr_view_is_directory(from->path);
+}
+
+/* rename(2): a directory the view shows files in moves them all
+ * (scr_preload_engine_rename_dir.c), a file moves alone
+ * (scr_preload_engine_names.c); the background copy hears of either */
+static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                         int* handled)
+{
+  if (scr.initialized && from->path && to->path && flags == 0 && !from->directory) {
+    pthread_mutex_lock(&scr_engine_lock);
+    int rc = -1;
+    if (engine_rename_is_directory(from)) rc = scr_engine_rename_directory(from, to, handled);
+    int saved_errno = errno, was = *handled == SCR_PRELOAD_HANDLED;
+    pthread_mutex_unlock(&scr_engine_lock);
+    errno = saved_errno;
+    if (was) return scr_engine_tell_background_copy(rc, handled);
+  }
+  if (scr.initialized && from->directory && from->path && to->path && flags == 0) {
+    pthread_mutex_lock(&scr_engine_lock);
+    int rc = scr_engine_rename_directory(from, to, handled);
+    int saved_errno = errno;
+    pthread_mutex_unlock(&scr_engine_lock);
+    errno = saved_errno;
+    return scr_engine_tell_background_copy(rc, handled);
+  }
+  return scr_engine_rename_file(from, to, flags, handled);
+}
+
 /* a barrier on MPI_COMM_WORLD is a meeting point: its collectives take
  * every rank of the job, so they stand for the barrier (one collective
  * where a barrier was) */
@@ -535,7 +505,7 @@ __attribute__((visibility("default"))) const struct scr_preload_engine scr_prelo
   .barrier = engine_barrier,
   .open = engine_open,
   .close = engine_close,
-  .rename = scr_engine_rename,
+  .rename = engine_rename,
   .link = scr_engine_link,
   .unlink = scr_engine_unlink,
   .truncate = scr_engine_truncate,

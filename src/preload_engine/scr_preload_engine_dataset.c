@@ -18,34 +18,6 @@
 #include "scr_preload_engine.h"
 #include "scr_preload_engine_impl.h"
 
-/* the records of routed files, which the hooks and the operations on names share */
-
-void scr_engine_file_free(struct scr_engine_file* f)
-{
-  if (!f) return;
-  free(f->orig);
-  free(f->relpath);
-  free(f->cache);
-  free(f);
-}
-
-struct scr_engine_file* scr_engine_file_new(int dataset, int attached, const char* orig, const char* relpath,
-                                            const char* cache)
-{
-  struct scr_engine_file* f = calloc(1, sizeof(*f));
-  if (!f) return NULL;
-  f->dataset = dataset;
-  f->attached = attached;
-  f->orig = strdup(orig);
-  f->relpath = strdup(relpath);
-  f->cache = strdup(cache);
-  if (!f->orig || !f->relpath || !f->cache) {
-    scr_engine_file_free(f);
-    return NULL;
-  }
-  return f;
-}
-
 /* A rank has at most one dataset in progress (scr.in_output). Every rank
  * starts the same sequence of datasets, so ids agree without talking; the
  * name is agreed at completion. */
@@ -69,12 +41,6 @@ static struct {
 static const char* engine_last_point = NULL;
 static int engine_finalizing = 0;
 
-/* the rule a target matched, or NULL */
-const scr_preload_rule* scr_engine_rule(const scr_preload_target* target)
-{
-  return target->rules ? scr_preload_rules_at(target->rules, target->match.rule) : NULL;
-}
-
 int scr_engine_would_complete(const scr_preload_target* target)
 {
   const scr_preload_rule* rule = scr_engine_rule(target);
@@ -83,32 +49,6 @@ int scr_engine_would_complete(const scr_preload_target* target)
 
 /* ---- datasets */
 
-/* The dataset name: the path up to the component that holds {step}, with
- * the rank digits, when they are in it, spelled "{rank}" so that every rank
- * proposes the same name ("ckpt.12", "restart_{rank}_000012.dat"). */
-char* scr_engine_dataset_name(const scr_preload_target* t, const char* relpath)
-{
-  size_t rel_start = strlen(t->path) - strlen(relpath);
-  size_t end = t->match.step_offset + t->match.step_length;
-  while (end < t->length && t->path[end] != '/') end++;
-  if (end <= rel_start) return strdup(relpath);
-  size_t rank_at = t->match.rank_length ? t->match.rank_offset : (size_t) -1;
-  size_t length = end - rel_start + 8;
-  char* name = malloc(length + 1);
-  if (!name) return NULL;
-  size_t out = 0;
-  for (size_t i = rel_start; i < end; i++) {
-    if (i == rank_at) {
-      memcpy(name + out, "{rank}", 6);
-      out += 6;
-      i += t->match.rank_length - 1;
-    } else {
-      name[out++] = t->path[i];
-    }
-  }
-  name[out] = '\0';
-  return name;
-}
 
 /* begin a dataset on this rank, without waiting for the others */
 static void engine_begin(const char* name, const scr_preload_rule* rule, long long step)

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <mpi.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "scr_kvtree.h"
 #include "scr_preload_hooks.h"
 
@@ -54,8 +55,8 @@ void scr_view_forget_inherited(void);
  * by mkdir (shown NULL); stops at and returns the first non-zero result */
 int scr_view_each_entry(int (*visit)(const char* orig, const char* shown, int is_directory, void* arg), void* arg);
 
-/* ---- the dataset in progress (scr_preload_engine_dataset.c), lock held
- * unless said otherwise */
+/* ---- one routed file (scr_preload_engine_file.c): its record, what its path
+ * says, its other names, its directory; no state of its own */
 
 /* a routed open, kept by the preload with the descriptor (the hooks' *file) */
 struct scr_engine_file {
@@ -79,6 +80,28 @@ void scr_engine_file_free(struct scr_engine_file* f);
 
 /* the rule a target matched, or NULL */
 const scr_preload_rule* scr_engine_rule(const scr_preload_target* target);
+/* the name of the dataset a file of target's rule belongs to (malloc'd) */
+char* scr_engine_dataset_name(const scr_preload_target* t, const char* relpath);
+/* visit(cache, meta, arg) for this rank's file `cache` of dataset id and
+ * each other name of it there (its hard links: the same LINK, scr_filemap.h);
+ * stops at and returns the first non-zero result */
+int scr_engine_link_each(int id, const char* cache, int (*visit)(const char* cache, scr_kvtree* meta, void* arg),
+                         void* arg);
+/* another name (its cache path) of this rank's file `cache` of dataset id, or NULL */
+const char* scr_engine_link_other(int id, const char* cache);
+/* 1 when cache paths a and b of dataset id are names of one file */
+int scr_engine_link_same(int id, const char* a, const char* b);
+/* 1, with errno ENOENT or ENOTDIR, when the directory a new name path would
+ * go in is neither on the file system nor shown by the view; else 0, errno
+ * kept, and *nlink (when not NULL) the directory's st_nlink there, or 0 */
+int scr_engine_parent_missing(const char* path, nlink_t* nlink);
+/* 1 with errno EISDIR when a new file at path, in a directory of st_nlink
+ * nlink, would stand in front of a directory the program made there */
+int scr_engine_name_is_directory(const char* path, nlink_t nlink);
+
+/* ---- the dataset in progress (scr_preload_engine_dataset.c), lock held
+ * unless said otherwise */
+
 /* 1 when routing a new file for target would first complete the dataset
  * in progress (another {step}): a collective, which a rename on one rank
  * must not start */
@@ -122,9 +145,6 @@ void scr_engine_dataset_finalize(void);
  * as a meeting point, which completes a dataset of a BOUNDARY=BARRIER rule */
 void scr_engine_dataset_meet_at_barrier(MPI_Comm comm);
 
-/* 1, with errno ENOENT or ENOTDIR, when the directory a new name path would
- * go in is neither on the file system nor shown by the view; else 0, errno kept */
-int scr_engine_parent_missing(const char* path);
 /* after cached left this rank's cache: its directories there that are
  * empty now go, up to its dataset's (a name once a directory of cached
  * files may be a file's next) */
@@ -139,9 +159,6 @@ int scr_engine_rename_cached(const char* cache_from, int dataset, const scr_prel
 int scr_engine_rename_out(const char* cached, int dataset, int shared, const scr_preload_target* from,
                           const scr_preload_target* to);
 void scr_engine_keep_parent(const char* path);
-
-/* the name of the dataset a file of target's rule belongs to (malloc'd) */
-char* scr_engine_dataset_name(const scr_preload_target* t, const char* relpath);
 
 /* rank 0: the index no longer offers dataset id for a restart (its files on
  * the prefix directory are not whole any more) */
@@ -243,22 +260,18 @@ void scr_engine_update_names(int dataset, int linked);
 
 /* the hook (takes the lock) */
 int scr_engine_link(const scr_preload_target* from, const scr_preload_target* to, int flags, int* handled);
-/* visit(cache, meta, arg) for this rank's file `cache` of dataset id and
- * each other name of it there (its hard links: the same LINK, scr_filemap.h);
- * stops at and returns the first non-zero result */
-int scr_engine_link_each(int id, const char* cache, int (*visit)(const char* cache, scr_kvtree* meta, void* arg),
-                         void* arg);
-/* another name (its cache path) of this rank's file `cache` of dataset id, or NULL */
-const char* scr_engine_link_other(int id, const char* cache);
-/* 1 when cache paths a and b of dataset id are names of one file */
-int scr_engine_link_same(int id, const char* a, const char* b);
 /* at start-up, after a rebuild or a move to another node, which make each
  * name a file of its own: the names of one file are hard links again */
 void scr_engine_links_restore(void);
 
 /* ---- calls that change names (scr_preload_engine_names.c), the hooks */
-int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
-                      int* handled);
+/* rename of a name the view shows as a file (the hooks' rename takes the
+ * directories to scr_engine_rename_directory) */
+int scr_engine_rename_file(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                           int* handled);
+/* after a call the engine handled (*handled): the files it moved or deleted
+ * told to the background copy; rc and errno as the call left them */
+int scr_engine_tell_background_copy(int rc, const int* handled);
 int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled);
 int scr_engine_truncate(const scr_preload_target* t, off64_t length, int* handled);
 int scr_engine_mkdir(const scr_preload_target* t, mode_t mode, int* handled);
@@ -270,7 +283,7 @@ int scr_engine_materialize(const scr_preload_target* t, int* handled);
 void scr_engine_rename_sync(void);
 /* rename of a directory the view shows (scr_preload_engine_rename_dir.c):
  * this rank's files below it move at once, the other ranks' at the next
- * meeting point; *handled as for scr_engine_rename */
+ * meeting point; *handled as for scr_engine_rename_file */
 int scr_engine_rename_directory(const scr_preload_target* from, const scr_preload_target* to, int* handled);
 /* 1 when this rank renamed a directory since the last sync */
 int scr_engine_rename_pending(void);

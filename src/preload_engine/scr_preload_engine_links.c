@@ -37,54 +37,6 @@
 
 /* ---- the names of one file */
 
-int scr_engine_link_each(int id, const char* cache, int (*visit)(const char* cache, scr_kvtree* meta, void* arg),
-                         void* arg)
-{
-  scr_kvtree* files = scr_filemap_get_files(scr.filemap, id, scr.rank);
-  scr_kvtree* meta = scr_kvtree_get(files, cache);
-  const char* group = scr_kvtree_get_val(meta, SCR_FILEMAP_KEY_LINK);
-  if (!group) return meta ? visit(cache, meta, arg) : 0;
-  for (scr_kvtree_elem* e = scr_kvtree_first(files); e; e = scr_kvtree_next(e)) {
-    const char* other = scr_kvtree_get_val(scr_kvtree_elem_tree(e), SCR_FILEMAP_KEY_LINK);
-    int rc = other && strcmp(other, group) == 0 ? visit(scr_kvtree_elem_key(e), scr_kvtree_elem_tree(e), arg) : 0;
-    if (rc) return rc;
-  }
-  return 0;
-}
-
-struct link_search {
-  const char* cache;
-  const char* found;
-};
-
-static int link_find_other(const char* cache, scr_kvtree* meta, void* arg)
-{
-  (void) meta;
-  struct link_search* s = arg;
-  if (strcmp(cache, s->cache) == 0) return 0;
-  s->found = cache;
-  return 1;
-}
-
-const char* scr_engine_link_other(int id, const char* cache)
-{
-  struct link_search s = { cache, NULL };
-  scr_engine_link_each(id, cache, link_find_other, &s);
-  return s.found;
-}
-
-static int link_find(const char* cache, scr_kvtree* meta, void* arg)
-{
-  (void) meta;
-  return strcmp(cache, ((struct link_search*) arg)->cache) == 0;
-}
-
-int scr_engine_link_same(int id, const char* a, const char* b)
-{
-  struct link_search s = { b, NULL };
-  return strcmp(a, b) == 0 || scr_engine_link_each(id, a, link_find, &s);
-}
-
 /* a LINK value no entry of files has yet */
 static void link_new_group(const scr_kvtree* files, char* group, size_t size)
 {
@@ -108,7 +60,7 @@ static int link_target_error(const char* path)
   int saved_errno = errno, error = 0, id = -1;
   struct stat st;
   char* shown = scr_view_find(path, &id);
-  if (scr_engine_parent_missing(path)) error = errno;
+  if (scr_engine_parent_missing(path, NULL)) error = errno;
   else if (shown || scr_peers_shows(path) || scr_view_is_directory(path) || lstat(path, &st) == 0) error = EEXIST;
   free(shown);
   errno = saved_errno;

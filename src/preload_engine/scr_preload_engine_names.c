@@ -428,26 +428,13 @@ void scr_engine_deletions_settle(void)
   }
 }
 
-/* 1 when from, which a rule matches as a file, is a directory that holds
- * shown files (a pattern ending in ** matches ckpt/d as it matches
- * ckpt/d/x): its rename moves them, as a rule directory's does (lock held) */
-static int engine_rename_is_directory(const scr_preload_target* from)
-{
-  struct stat st;
-  int dataset = -1;
-  if (!from->path || (lstat(from->path, &st) == 0 && !S_ISDIR(st.st_mode))) return 0;
-  char* file = scr_view_find(from->path, &dataset);
-  free(file);
-  return !file && scr_view_is_directory(from->path);
-}
-
-static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
-                         int* handled);
+static int engine_rename_file(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                              int* handled);
 
 /* after a call the engine handled: the files it moved or deleted (a
  * directory's at once) told to the background copy in one rewrite of the
  * node's transfer file; rc and errno as the call left them */
-static int engine_tell_background_copy(int rc, const int* handled)
+int scr_engine_tell_background_copy(int rc, const int* handled)
 {
   if (*handled == SCR_PRELOAD_HANDLED) {
     int saved_errno = errno;
@@ -459,32 +446,15 @@ static int engine_tell_background_copy(int rc, const int* handled)
   return rc;
 }
 
-int scr_engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
-                      int* handled)
+int scr_engine_rename_file(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                           int* handled)
 {
-  return engine_tell_background_copy(engine_rename(from, to, flags, handled), handled);
+  return scr_engine_tell_background_copy(engine_rename_file(from, to, flags, handled), handled);
 }
 
-static int engine_rename(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
-                         int* handled)
+static int engine_rename_file(const scr_preload_target* from, const scr_preload_target* to, unsigned int flags,
+                              int* handled)
 {
-  if (scr.initialized && from->path && to->path && flags == 0 && !from->directory) {
-    pthread_mutex_lock(&scr_engine_lock);
-    int rc = -1;
-    if (engine_rename_is_directory(from)) rc = scr_engine_rename_directory(from, to, handled);
-    int saved_errno = errno, was = *handled == SCR_PRELOAD_HANDLED;
-    pthread_mutex_unlock(&scr_engine_lock);
-    errno = saved_errno;
-    if (was) return rc;
-  }
-  if (scr.initialized && from->directory && from->path && to->path && flags == 0) {
-    pthread_mutex_lock(&scr_engine_lock);
-    int rc = scr_engine_rename_directory(from, to, handled);
-    int saved_errno = errno;
-    pthread_mutex_unlock(&scr_engine_lock);
-    errno = saved_errno;
-    return rc;
-  }
   if (!scr.initialized || from->directory || to->directory || !to->path || flags != 0) return -1;
   pthread_mutex_lock(&scr_engine_lock);
   int rc = -1, dataset = -1;
@@ -597,7 +567,7 @@ static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled
 
 int scr_engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
 {
-  return engine_tell_background_copy(engine_unlink(t, at_flags, handled), handled);
+  return scr_engine_tell_background_copy(engine_unlink(t, at_flags, handled), handled);
 }
 
 static int engine_unlink(const scr_preload_target* t, int at_flags, int* handled)
