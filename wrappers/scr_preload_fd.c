@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "scr_preload_fd.h"
 
@@ -20,6 +21,8 @@ typedef struct {
   int refs;                  /* descriptors marked with this record; 0 when free or on a list */
   uint32_t next_free;        /* free list or scr_preload_fd_list link, record number + 1 */
   int ended_fd;              /* on a list: the descriptor that was its last */
+  dev_t dev;                 /* the open file's identity, for scr_preload_fd_sweep */
+  ino_t ino;
   scr_preload_fd_file file;
 } fd_record;
 
@@ -219,6 +222,10 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
 {
   int saved_errno = errno;
   int rc = -1;
+  /* what the descriptor is, so that a sweep can tell it no longer is: one
+   * fstat per tracked open, none for the program's other files */
+  struct stat st;
+  if (fstat(fd, &st) != 0) st.st_dev = 0, st.st_ino = 0;
   sigset_t saved;
   fd_lock_take(&saved);
   if (fd_init_locked() == 0 && fd >= 0 && fd < scr_preload_hot.fd_capacity && fd_owned()) {
@@ -234,6 +241,8 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
       fd_record* r = &fd_records[id - 1];
       r->refs = 1;
       r->next_free = 0;
+      r->dev = st.st_dev;
+      r->ino = st.st_ino;
       r->file = *file;
       if (fd > fd_high) fd_high = fd;
       /* release: a reader that sees active also sees the table pointers */
@@ -292,6 +301,31 @@ int scr_preload_fd_share(int oldfd, int newfd, scr_preload_fd_file* last)
   }
   fd_lock_give(&saved);
   return rc;
+}
+
+/* 1 when fd is still the open file of record id: not closed, nor a number
+ * the kernel gave to another file since */
+static int fd_still_locked(int fd, uint32_t id)
+{
+  struct stat st;
+  if (fstat(fd, &st) != 0) return errno != EBADF;
+  return st.st_dev == fd_records[id - 1].dev && st.st_ino == fd_records[id - 1].ino;
+}
+
+void scr_preload_fd_sweep(void)
+{
+  if (!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE)) return;
+  int saved_errno = errno;
+  sigset_t saved;
+  fd_lock_take(&saved);
+  for (int fd = 0; fd_files > 0 && fd <= fd_high && fd_owned(); fd++) {
+    uint32_t id = scr_preload_hot.fd_marks[fd];
+    if (!id || fd_still_locked(fd, id)) continue;
+    __atomic_store_n(&scr_preload_hot.fd_marks[fd], 0, __ATOMIC_RELAXED);
+    if (fd_unref_locked(id)) fd_defer_locked(id, fd);
+  }
+  fd_lock_give(&saved);
+  errno = saved_errno;
 }
 
 void scr_preload_fd_release_range(unsigned int first, unsigned int last, scr_preload_fd_list* ended)
