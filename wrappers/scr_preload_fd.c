@@ -69,6 +69,24 @@ static void fd_lsan_root(void* p, size_t bytes)
 }
 #endif
 
+#if defined(__SANITIZE_THREAD__)
+/* ThreadSanitizer keeps a state per descriptor and (GCC 12) does not
+ * intercept close_range: a routed file's number closed by close_range or
+ * closefrom and taken by another thread's file (the publish finisher's
+ * directories) was reported as a race on that state. Its hook for system
+ * calls made without libc tells it of each close the table knows of. */
+void __sanitizer_syscall_pre_impl_close(long fd);
+static void fd_tsan_closing(int fd)
+{
+  __sanitizer_syscall_pre_impl_close(fd);
+}
+#else
+static void fd_tsan_closing(int fd)
+{
+  (void) fd;
+}
+#endif
+
 /* mmap, not malloc: this runs while the rule set is installed, and a
  * forked child can drop the table with munmap, which is async-signal-safe */
 static int fd_init_locked(void)
@@ -338,6 +356,7 @@ void scr_preload_fd_release_range(unsigned int first, unsigned int last, scr_pre
       uint32_t id = scr_preload_hot.fd_marks[fd];
       if (!id) continue;
       __atomic_store_n(&scr_preload_hot.fd_marks[fd], 0, __ATOMIC_RELAXED);
+      fd_tsan_closing((int) fd);
       if (fd_unref_locked(id)) fd_append_locked(ended, id, (int) fd);
     }
   }
