@@ -59,14 +59,18 @@ ops_for() {
     "unlink:ckpt.1/rank_%d.dat read@all:ckpt.2/rank_%d.dat stat:ckpt.1/rank_%d.dat $seen"
 }
 
+# ended DIR HOW [later]: the operations of ops_for run natively and under
+# the preload in DIR print the same, and ckpt.2 is complete on the prefix
+ended() {
+  fresh "$1" && ops=$(ops_for "$2" "${3:-}") &&
+    native "$1.native" "$1.native.out" $ops && SCR_FLUSH=1 pre "$1" "$1.out" $ops &&
+    test_cmp "$1.native.out" "$1.out" &&
+    expect_grep 'preload summary: 2 datasets' "$1.out.err" &&
+    flushed "$1" 2 'rank 0\n' 'rank 1\n'
+}
+
 for how in closerange closefrom unshare dup2over; do
-  test_expect_success "$how: the file counts as closed there; the unlink after it does not hang" "
-    fresh $how && ops=\$(ops_for $how) &&
-    native $how.native $how.native.out \$ops && SCR_FLUSH=1 pre $how $how.out \$ops &&
-    test_cmp $how.native.out $how.out &&
-    expect_grep 'preload summary: 2 datasets' $how.out.err &&
-    flushed $how 2 'rank 0\\n' 'rank 1\\n'
-  "
+  test_expect_success "$how: the file counts as closed there; the unlink after it does not hang" "ended $how $how"
 done
 
 test_expect_success 'close_range with CLOSE_RANGE_CLOEXEC closes nothing: what is written after it is in the checkpoint' "
@@ -79,13 +83,15 @@ test_expect_success 'close_range with CLOSE_RANGE_CLOEXEC closes nothing: what i
 
 # nothing sees a raw system call: the file counts as closed once its number
 # comes back (here to the engine, for the filemap the unlink rewrites)
-test_expect_success 'a close behind every wrapper: the engine reuses its number for its own files and does not hang' "
-  fresh raw && ops=\$(ops_for rawclose later) &&
-  native raw.native raw.native.out \$ops && SCR_FLUSH=1 pre raw raw.out \$ops &&
-  test_cmp raw.native.out raw.out &&
-  expect_grep 'preload summary: 2 datasets' raw.out.err &&
-  flushed raw 2 'rank 0\\n' 'rank 1\\n'
-"
+test_expect_success 'a close behind every wrapper: the engine reuses its number for its own files and does not hang' "ended raw rawclose later"
+
+# the number need not come back on every rank at the same call (under
+# ThreadSanitizer rank 0's file got a number above those the publish
+# finisher held, and its engine's next file a lower one): rank 1 then
+# completes the dataset inside the unlink, and rank 0, whose number nobody
+# takes, went on to MPI_Barrier and waited there for ever; the barrier must
+# notice a descriptor that is no longer the file
+test_expect_success 'a close behind every wrapper whose number one rank never reuses: MPI_Barrier notices, no hang' "ended rawhigh rawhigh later"
 
 # the same number, free at MPI_Finalize, goes to the engine's files or to
 # the cache's reaper thread, which SCR_Finalize waits for under the engine's
@@ -99,7 +105,7 @@ test_expect_success 'a close behind every wrapper just before MPI_Finalize: no h
 "
 
 test_expect_success 'the checkpoints restart: ckpt.2 is seen at its path in the next run' "
-  for how in closerange closefrom unshare dup2over raw; do
+  for how in closerange closefrom unshare dup2over raw rawhigh; do
     SCR_FLUSH=1 pre \$how \$how.again.out read@all:ckpt.2/rank_%d.dat &&
     expect_grep \"sees checkpoint 'ckpt.2'\" \$how.again.out.err &&
     printf '%s\\n' 'read@0 ckpt.2/rank_0.dat: 7 ok' 'read@1 ckpt.2/rank_1.dat: 7 ok' >\$how.again.expect &&

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "scr_preload_fd.h"
 
@@ -20,6 +22,8 @@ typedef struct {
   int refs;                  /* descriptors marked with this record; 0 when free or on a list */
   uint32_t next_free;        /* free list or scr_preload_fd_list link, record number + 1 */
   int ended_fd;              /* on a list: the descriptor that was its last */
+  dev_t dev;                 /* the open file's identity, for scr_preload_fd_sweep */
+  ino_t ino;
   scr_preload_fd_file file;
 } fd_record;
 
@@ -63,6 +67,37 @@ static void fd_lsan_root(void* p, size_t bytes)
 {
   (void) p;
   (void) bytes;
+}
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+/* ThreadSanitizer keeps a state per descriptor and (GCC 12) does not
+ * intercept close_range: a routed file's number closed by close_range or
+ * closefrom and taken by another thread's file (the publish finisher's
+ * directories) was reported as a race on that state. Its hook for system
+ * calls made without libc tells it of each close the table knows of. */
+void __sanitizer_syscall_pre_impl_close(long fd);
+static void fd_tsan_closing(int fd)
+{
+  __sanitizer_syscall_pre_impl_close(fd);
+}
+/* the sweep's look at a marked descriptor, which may be closed: the
+ * runtime counts its fstat as a use of the number, and the publish
+ * finisher's dup of that number the moment after was a race to it; a
+ * system call it does not see is no use (struct stat is the kernel's on
+ * the 64-bit targets a sanitizer build runs on) */
+static int fd_probe(int fd, struct stat* st)
+{
+  return (int) syscall(SYS_fstat, fd, st);
+}
+#else
+static void fd_tsan_closing(int fd)
+{
+  (void) fd;
+}
+static int fd_probe(int fd, struct stat* st)
+{
+  return fstat(fd, st);
 }
 #endif
 
@@ -219,6 +254,10 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
 {
   int saved_errno = errno;
   int rc = -1;
+  /* what the descriptor is, so that a sweep can tell it no longer is: one
+   * fstat per tracked open, none for the program's other files */
+  struct stat st;
+  if (fstat(fd, &st) != 0) st.st_dev = 0, st.st_ino = 0;
   sigset_t saved;
   fd_lock_take(&saved);
   if (fd_init_locked() == 0 && fd >= 0 && fd < scr_preload_hot.fd_capacity && fd_owned()) {
@@ -234,6 +273,8 @@ int scr_preload_fd_track(int fd, const scr_preload_fd_file* file)
       fd_record* r = &fd_records[id - 1];
       r->refs = 1;
       r->next_free = 0;
+      r->dev = st.st_dev;
+      r->ino = st.st_ino;
       r->file = *file;
       if (fd > fd_high) fd_high = fd;
       /* release: a reader that sees active also sees the table pointers */
@@ -294,6 +335,31 @@ int scr_preload_fd_share(int oldfd, int newfd, scr_preload_fd_file* last)
   return rc;
 }
 
+/* 1 when fd is still the open file of record id: not closed, nor a number
+ * the kernel gave to another file since */
+static int fd_still_locked(int fd, uint32_t id)
+{
+  struct stat st;
+  if (fd_probe(fd, &st) != 0) return errno != EBADF;
+  return st.st_dev == fd_records[id - 1].dev && st.st_ino == fd_records[id - 1].ino;
+}
+
+void scr_preload_fd_sweep(void)
+{
+  if (!__atomic_load_n(&scr_preload_hot.fd_active, __ATOMIC_ACQUIRE)) return;
+  int saved_errno = errno;
+  sigset_t saved;
+  fd_lock_take(&saved);
+  for (int fd = 0; fd_files > 0 && fd <= fd_high && fd_owned(); fd++) {
+    uint32_t id = scr_preload_hot.fd_marks[fd];
+    if (!id || fd_still_locked(fd, id)) continue;
+    __atomic_store_n(&scr_preload_hot.fd_marks[fd], 0, __ATOMIC_RELAXED);
+    if (fd_unref_locked(id)) fd_defer_locked(id, fd);
+  }
+  fd_lock_give(&saved);
+  errno = saved_errno;
+}
+
 void scr_preload_fd_release_range(unsigned int first, unsigned int last, scr_preload_fd_list* ended)
 {
   sigset_t saved;
@@ -304,6 +370,7 @@ void scr_preload_fd_release_range(unsigned int first, unsigned int last, scr_pre
       uint32_t id = scr_preload_hot.fd_marks[fd];
       if (!id) continue;
       __atomic_store_n(&scr_preload_hot.fd_marks[fd], 0, __ATOMIC_RELAXED);
+      fd_tsan_closing((int) fd);
       if (fd_unref_locked(id)) fd_append_locked(ended, id, (int) fd);
     }
   }

@@ -89,6 +89,13 @@ int scr_preload_fd_next(scr_preload_fd_list* list, int* fd, scr_preload_fd_file*
  * was tracked again goes there too.) */
 void scr_preload_fd_defer(int fd, const scr_preload_fd_file* file);
 
+/* every marked descriptor that is no longer its record's open file (closed
+ * behind every wrapper, its number maybe another file's now) is unmarked,
+ * and a record that loses its last descriptor so is deferred: a raw close
+ * is otherwise seen only when its number is tracked or closed again, which
+ * need not happen at the same call on every rank. One fstat per marked
+ * descriptor; MPI_Barrier and MPI_Finalize call it before they deliver. */
+void scr_preload_fd_sweep(void);
 /* the oldest deferred record, as scr_preload_fd_next; 0 also in a process
  * that does not own the table */
 int scr_preload_fd_next_deferred(int* fd, scr_preload_fd_file* file);

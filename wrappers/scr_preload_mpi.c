@@ -121,7 +121,8 @@ static void mpi_start_engine(void)
 static void mpi_stop_engine(void)
 {
   /* files whose end the engine has not heard of yet are closed files of
-   * the datasets it completes now */
+   * the datasets it completes now, those closed behind every wrapper too */
+  scr_preload_fd_sweep();
   scr_preload_wrap_deliver();
   pthread_mutex_lock(&mpi_lock);
   const struct scr_preload_engine* engine = mpi_engine;
@@ -177,6 +178,9 @@ static int mpi_barrier_engine(MPI_Comm comm)
 {
   const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
   if (!engine) return 0;
+  /* a file closed behind every wrapper ends here on every rank, wherever
+   * its number came back (or did not) before */
+  scr_preload_fd_sweep();
   scr_preload_wrap_deliver();
   scr_preload_real_enter();
   int saved_errno = errno;

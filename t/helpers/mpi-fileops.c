@@ -159,6 +159,9 @@
  *   rawclose the same file, written the same, closed by syscall(SYS_close):
  *            around every wrapper, so that the next descriptor anyone
  *            opens, the preload's own included, gets its number
+ *   rawhigh  the same, but on rank 0 its descriptor first moved to 900
+ *            (F_DUPFD and close): a number nobody opens next there, while
+ *            the other ranks' numbers come back at their next open
  * Child processes (PATH is a shell command CMD, for /bin/sh -c; RC is its
  * exit status, -1 when it did not exit): a program that runs a helper on
  * the checkpoint it just wrote
@@ -753,7 +756,7 @@ enum op { REMOVE, RMDIR, RMTREE, UNLINK, RENAME, READ, MKDIR, CHDIR, MKSTEMP, RE
            WALKCD, MKDIRM, CHMODM, MODES, TELL, REWRITE, REWRITERW, DIRFD, WRITEAT, READAT, MKDIRAT, RENAMEAT,
            UNLINKAT, SAMEAT, FCHDIR, CWD, HOLDNEW, GLOBERR, MTIME, SLEEP, MMAP, MMAPCLOSE, MAP, MSTORE, UNMAP,
            MPIIO, MPIIOCRASH, SIGCKPT, SIGALLOC, DIE, INODES, CLOSERANGE, CLOSEFROM, CLOEXEC, UNSHARE, DUP2OVER,
-           RAWCLOSE, LINK, LINKF, READLINK, NLINK, SAME, KIND, ATIME, ATIMEW,
+           RAWCLOSE, RAWHIGH, LINK, LINKF, READLINK, NLINK, SAME, KIND, ATIME, ATIMEW,
            SYSTEM, POPEN, SPAWN, FORKEXEC, FORKREAD, SPAWNENV, EXECENV, MKFIFO,
            MKNOD, AWAIT, OPS };
 static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink", "rename", "read", "mkdir", "chdir",
@@ -766,7 +769,7 @@ static const char* const op_names[OPS] = { "remove", "rmdir", "rmtree", "unlink"
                                            "renameat", "unlinkat", "sameat", "fchdir", "cwd", "holdnew", "globerr",
                                            "mtime", "sleep", "mmap", "mmapclose", "map", "mstore", "unmap",
                                            "mpiio", "mpiiocrash", "sigckpt", "sigalloc", "die", "inodes", "closerange",
-                                           "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "link",
+                                           "closefrom", "cloexec", "unshare", "dup2over", "rawclose", "rawhigh", "link",
                                            "linkf", "readlink", "nlink", "same", "kind", "atime", "atimew", "system",
                                            "popen", "spawn", "forkexec", "forkread", "spawnenv", "execenv", "mkfifo",
                                            "mknod", "await" };
@@ -1013,8 +1016,19 @@ static int tell_append(const char* spec, char* detail, size_t size)
   return (int) before;
 }
 
+/* ThreadSanitizer's hook for a system call made without libc, present when
+ * its runtime is loaded: it keeps a state per descriptor, and a number it
+ * saw no close of, given to another thread's file (the preload's publish
+ * finisher), is a race on that state to it. The raw close stays behind
+ * every wrapper of the preload; only the sanitizer's bookkeeping hears. */
+void __sanitizer_syscall_pre_impl_close(long fd) __attribute__((weak));
+static void raw_close_told(int fd)
+{
+  if (__sanitizer_syscall_pre_impl_close) __sanitizer_syscall_pre_impl_close(fd);
+}
+
 /* PATH created and "rank R\n" written, then its descriptor ended by `how`
- * (CLOSERANGE...RAWCLOSE) instead of close */
+ * (CLOSERANGE...RAWHIGH) instead of close */
 static int write_then_end(const char* path, int rank, int how)
 {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -1049,7 +1063,16 @@ static int write_then_end(const char* path, int rank, int how)
     saved = close(null);
     return close(fd) != 0 || saved != 0 ? -1 : rc;
   }
+  case RAWHIGH: {
+    if (rank != 0) goto raw;
+    int high = fcntl(fd, F_DUPFD, 900);
+    if (high < 0 || close(fd) != 0) return -1;
+    fd = high;
+  }
+    /* fall through */
   case RAWCLOSE:
+  raw:
+    raw_close_told(fd);
     return syscall(SYS_close, fd) != 0 ? -1 : rc;
   }
   errno = EINVAL;
@@ -1244,7 +1267,8 @@ static int run(int kind, char* path, int rank, char* detail, size_t size)
   case CLOEXEC:
   case UNSHARE:
   case DUP2OVER:
-  case RAWCLOSE: return write_then_end(path, rank, kind);
+  case RAWCLOSE:
+  case RAWHIGH: return write_then_end(path, rank, kind);
   case SYSTEM: return run_system(path);
   case POPEN: return run_popen(path, detail, size);
   case SPAWN: return run_spawn(path, detail, size);
