@@ -160,6 +160,24 @@ enum {
  * is then the earliest any rank began it. Otherwise a second one and
  * scr_output_agree's broadcasts follow, after what the meeting point had to
  * do, as they always did. */
+/* Collective: the completion's agreement. A rank whose last file closed
+ * waits here for every other rank's last close; one that writes its files
+ * only after a barrier (or another collective) this rank is already past
+ * never comes (scr_preload(7), LIMITATIONS): say so rather than hang mute */
+#define ENGINE_AGREE_PATIENCE 30.0
+static void engine_agree(const long long mine[AGREE_VALUES], long long all[AGREE_VALUES])
+{
+  char message[512];
+  snprintf(message, sizeof(message),
+           "preload: rank %d has waited %.0f s for the other ranks to complete dataset %d (%s) with it; a rank "
+           "that writes its files of it only after an MPI call this one has passed never will: see LIMITATIONS "
+           "in scr_preload(7)",
+           scr.rank, ENGINE_AGREE_PATIENCE, scr.output_id, scr.output_name ? scr.output_name : "name not known yet");
+  MPI_Request request;
+  if (MPI_Iallreduce(mine, all, AGREE_VALUES, MPI_LONG_LONG, MPI_MAX, scr.comm_world, &request) == MPI_SUCCESS)
+    scr_mpi_wait_all_or_say(1, &request, ENGINE_AGREE_PATIENCE, message);
+}
+
 static void engine_complete(void)
 {
   /* a file of an earlier dataset still mapped is protected with what it
@@ -194,7 +212,7 @@ static void engine_complete(void)
       mine[AGREE_PROPOSAL + 2 * i + 1] = -proposal[i];
     }
   }
-  scr_mpi_allreduce(mine, all, AGREE_VALUES, MPI_LONG_LONG, MPI_MAX, scr.comm_world);
+  engine_agree(mine, all);
   int meet_all[ENGINE_MEET_VALUES];
   for (int i = 0; i < ENGINE_MEET_VALUES; i++) meet_all[i] = (int) all[i];
   int quiet = !meet_all[1] && meet_all[2] < 0 && !meet_all[3];

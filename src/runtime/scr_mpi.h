@@ -34,5 +34,7 @@ int scr_mpi_recv(void* buf, size_t bytes, int from, int tag, MPI_Comm comm);
 
 /* wait for requests by MPI_Test and sched_yield */
 int scr_mpi_wait_all(int count, MPI_Request* requests);
+/* the same, saying message once (a warning) when the wait lasts seconds */
+int scr_mpi_wait_all_or_say(int count, MPI_Request* requests, double seconds, const char* message);
 
 #endif

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <time.h>
 #include "scr_error.h"
+#include "scr_log.h"
 #include "scr_mpi.h"
 
 /* MPI_Wait spins in the library's progress loop. Where a rank shares its core
@@ -34,8 +35,14 @@ static long long scr_mpi_now_ns(void)
 
 int scr_mpi_wait_all(int count, MPI_Request* requests)
 {
+  return scr_mpi_wait_all_or_say(count, requests, 0, NULL);
+}
+
+int scr_mpi_wait_all_or_say(int count, MPI_Request* requests, double seconds, const char* message)
+{
   long long start = 0;
   long nap = 0;
+  int said = !message;
   for (;;) {
     int pending = 0;
     for (int i = 0; i < count; i++) {
@@ -46,6 +53,10 @@ int scr_mpi_wait_all(int count, MPI_Request* requests)
     if (!pending) return SCR_SUCCESS;
     long long now = scr_mpi_now_ns();
     if (!start) start = now;
+    if (!said && (double) (now - start) >= seconds * 1e9) {
+      scr_warn("%s", message);
+      said = 1;
+    }
     if (now - start < SCR_MPI_WAIT_SPIN_NS) {
       sched_yield();
       continue;
