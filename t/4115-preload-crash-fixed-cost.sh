@@ -78,10 +78,16 @@ test_expect_success 'killed on every rank as each recorded it: one checkpoint or
   grep -q '^resumed from step [46]\$' $TRASH/all.again.out && same_result all.again.out
 "
 
+# LeakSanitizer stops the process's threads with ptrace at exit, which fails
+# under strace's own ptrace: an AddressSanitizer build ("LeakSanitizer has
+# encountered a fatal error ... does not work under ptrace") exits 1 there,
+# leak or not. So that one traced run checks no leaks; every other run does.
+strace_asan=
+case "${SANITIZERS:-}" in *address*) strace_asan="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" ;; esac
 if command -v strace >/dev/null 2>&1; then
   test_expect_success 'flush.scr is written once in a run of cached checkpoints, and is exact at its end' "
     fresh count &&
-    strace -f -e trace=rename -o $TRASH/count.strace sh -c \"cd $TRASH/count && timeout 120 '$MPIEXEC' -n 2 env LD_PRELOAD='$preload' '$ex/posix_fpp' $args\" \
+    strace -f -e trace=rename -o $TRASH/count.strace sh -c \"cd $TRASH/count && timeout 120 '$MPIEXEC' -n 2 env $strace_asan LD_PRELOAD='$preload' '$ex/posix_fpp' $args\" \
       >$TRASH/count.out 2>$TRASH/count.err &&
     grep 'flush.scr.tmp' $TRASH/count.strace >$TRASH/count.writes &&
     scr_print $TRASH/count/.scr/flush.scr >$TRASH/count.flush &&

@@ -85,10 +85,12 @@ test_done() {
 # In a sanitizer build (SANITIZERS, from make check), one more test: no
 # report in what the test's programs wrote to its scratch directory. A
 # program whose report makes it exit non-zero fails its own test, but not
-# one the test expected to fail or killed (a node lost, --die-at).
+# one the test expected to fail or killed (a node lost, --die-at). A
+# LeakSanitizer that could not check (its fatal error, under ptrace say)
+# counts too: the run it ended was not checked for leaks.
 test_sanitizer_reports() {
   local found
-  found=$(grep -rIlE 'WARNING: ThreadSanitizer|ERROR: (Address|Leak)Sanitizer|ThreadSanitizer:DEADLYSIGNAL|runtime error: ' \
+  found=$(grep -rIlE 'WARNING: ThreadSanitizer|ERROR: (Address|Leak)Sanitizer|LeakSanitizer has encountered|ThreadSanitizer:DEADLYSIGNAL|runtime error: ' \
     "$TRASH" 2>/dev/null)
   test_count=$((test_count + 1))
   if [ -z "$found" ]; then
@@ -98,7 +100,7 @@ test_sanitizer_reports() {
     echo "not ok $test_count - no $SANITIZERS sanitizer report in the programs' output"
     for f in $found; do
       echo "#   in ${f#"$TRASH"/}:"
-      grep -m 3 -A 12 -E 'WARNING: ThreadSanitizer|ERROR: (Address|Leak)Sanitizer|DEADLYSIGNAL|runtime error: ' "$f" |
+      grep -m 3 -A 12 -E 'WARNING: ThreadSanitizer|ERROR: (Address|Leak)Sanitizer|LeakSanitizer has encountered|DEADLYSIGNAL|runtime error: ' "$f" |
         sed -e 's/^/#     /' | head -n 40
     done
   fi

@@ -519,6 +519,7 @@ int SCR_Complete_output(int valid)
       if (scr.halt_exit) {
         if (scr.rank == 0) scr_info("exiting after checkpoint %d (SCR_HALT_EXIT=1)", id);
         scr_event_log("HALT_EXIT", "dset=%d", id);
+        if (scr.before_halt_exit) scr.before_halt_exit();
         SCR_Finalize();
         MPI_Finalize();
         exit(0);

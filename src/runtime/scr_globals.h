@@ -82,6 +82,12 @@ struct scr_state {
    * once the filemap is loaded and before a restart is chosen: the preload
    * engine moves cached files a run that died had begun to rename */
   void (*before_restart)(void);
+  /* set before SCR_Init by whoever embeds the library, called collectively
+   * on SCR_HALT_EXIT's exit, before SCR_Finalize and MPI_Finalize: the
+   * preload engine frees the communicator it holds, which the program's own
+   * MPI_Finalize (never reached) would have (MPI keeps what a communicator
+   * not freed by then allocated) */
+  void (*before_halt_exit)(void);
 
   /* set before SCR_Init by the preload engine: a flush copies into a stage
    * on the prefix directory and publishes it by renames at a point the
