@@ -88,6 +88,17 @@ test_expect_success 'PARTNER: a rank and its partner lost, falls back to the che
   expect_grep 'restart: ckpt.3' out
 "
 
+# SINGLE keeps no copy: the ranks of a lost node take their newest
+# checkpoint with them, and the restart must not offer it (nor hang)
+export SCR_COPY_TYPE=SINGLE
+test_expect_success 'SINGLE: node1 lost, its ranks have no copy: the restart falls back to the checkpoint flushed before' "
+  fresh_start &&
+  ! SCR_FLUSH=2 cluster_app $all 2 --steps 4 --bytes $bytes --crash-after 3 >out 2>err &&
+  expect_grep 'checkpoint: ckpt.3' out && cluster kill node1 && cluster revive node1 &&
+  SCR_FLUSH=2 cluster_app $all 2 --steps 4 --bytes $bytes >out 2>err &&
+  expect_grep 'fetched from' err && expect_grep 'restart: ckpt.2' out && expect_grep 'checkpoint: ckpt.4' out
+"
+
 export SCR_COPY_TYPE=XOR
 test_expect_success 'XOR: a cached file with one flipped byte is detected and rebuilt' "
   fresh_start &&

@@ -116,10 +116,16 @@ ids() {
   done
 }
 
+# A file the daemon was copying when the program renamed it is copied again
+# at the publish (the copy of the old name is not trusted for the new one):
+# rare, and right, so the test asks only that the daemon followed the
+# renames for the others; every one of the 16 files was renamed (ck.1 became
+# ck.9), so a daemon that followed none would leave all 16 to the publish
+recopied() { sed -n 's/.*flush of dataset 1: \([0-9]*\) files copied at the publish.*/\1/p' \"\$TRASH/\$1\"; }
 test_expect_success 'files and a directory renamed between the background copy and its publish: published under the new names' "
   both mv \$renames &&
   expect_grep 'flushing dataset 1 to .* in the background' mv.pre.err && expect_grep 'flushed dataset 2 ' mv.pre.err &&
-  ! grep 'flush of dataset 1: .* copied at the publish' mv.pre.err &&
+  test \"\$(recopied mv.pre.err)\" = '' -o \"\$(recopied mv.pre.err)\" -lt 16 &&
   same_tree native && ! test -e $PREFIX/ck.1 && no_stage &&
   ids 1 ' ok ' 2 ' [*]  *ok '
 "
