@@ -121,11 +121,11 @@ ids() {
 # rare, and right, so the test asks only that the daemon followed the
 # renames for the others; every one of the 16 files was renamed (ck.1 became
 # ck.9), so a daemon that followed none would leave all 16 to the publish
-recopied() { sed -n 's/.*flush of dataset 1: \([0-9]*\) files copied at the publish.*/\1/p' \"\$TRASH/\$1\"; }
+recopied() { sed -n 's/.*flush of dataset 1: \([0-9]*\) files copied at the publish.*/\1/p' "$TRASH/$1"; }
 test_expect_success 'files and a directory renamed between the background copy and its publish: published under the new names' "
   both mv \$renames &&
   expect_grep 'flushing dataset 1 to .* in the background' mv.pre.err && expect_grep 'flushed dataset 2 ' mv.pre.err &&
-  test \"\$(recopied mv.pre.err)\" = '' -o \"\$(recopied mv.pre.err)\" -lt 16 &&
+  recopied=\$(recopied mv.pre.err) && test \"\${recopied:-0}\" -lt 16 &&
   same_tree native && ! test -e $PREFIX/ck.1 && no_stage &&
   ids 1 ' ok ' 2 ' [*]  *ok '
 "
