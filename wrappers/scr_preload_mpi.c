@@ -179,8 +179,9 @@ static int mpi_barrier_engine(MPI_Comm comm)
   const struct scr_preload_engine* engine = __atomic_load_n(&scr_preload_engine_active, __ATOMIC_ACQUIRE);
   if (!engine) return 0;
   /* a file closed behind every wrapper ends here on every rank, wherever
-   * its number came back (or did not) before */
-  scr_preload_fd_sweep();
+   * its number came back (or did not) before: at a barrier every rank
+   * makes, where the completion it may bring meets every rank's */
+  if (comm == MPI_COMM_WORLD) scr_preload_fd_sweep();
   scr_preload_wrap_deliver();
   scr_preload_real_enter();
   int saved_errno = errno;
