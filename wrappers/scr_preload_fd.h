@@ -94,7 +94,8 @@ void scr_preload_fd_defer(int fd, const scr_preload_fd_file* file);
  * and a record that loses its last descriptor so is deferred: a raw close
  * is otherwise seen only when its number is tracked or closed again, which
  * need not happen at the same call on every rank. One fstat per marked
- * descriptor; MPI_Barrier and MPI_Finalize call it before they deliver. */
+ * descriptor; MPI_Barrier on MPI_COMM_WORLD and MPI_Finalize call it
+ * before they deliver. */
 void scr_preload_fd_sweep(void);
 /* the oldest deferred record, as scr_preload_fd_next; 0 also in a process
  * that does not own the table */
