@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "scr_error.h"
@@ -272,13 +273,27 @@ static struct {
   int lock_fd;
   void (*start)(void);
 } finisher;
-/* set on the finisher's thread: its own metadata updates do not wait for it */
-static __thread int finisher_self;
+/* the thread finishing (its kernel id, 0 when none): its own metadata
+ * updates do not wait for it. Not thread-local storage: this library is
+ * loaded by dlopen under the preload, where LeakSanitizer's scan of dynamic
+ * TLS crashed at exit ("Tracer caught signal 11" in ScanRangeForPointers, a
+ * known fault of the runtime), and a compare of ids needs none */
+static pid_t finisher_tid;
+
+static pid_t finisher_this_thread(void)
+{
+  return (pid_t) syscall(SYS_gettid);
+}
+
+static int finisher_is_this_thread(void)
+{
+  return __atomic_load_n(&finisher_tid, __ATOMIC_RELAXED) == finisher_this_thread();
+}
 
 static void* finisher_main(void* arg)
 {
   (void) arg;
-  finisher_self = 1;
+  __atomic_store_n(&finisher_tid, finisher_this_thread(), __ATOMIC_RELAXED);
   if (finisher.start) finisher.start();
   if (scr_publish_finish(finisher.prefix, finisher.id, finisher.record) != SCR_SUCCESS)
     scr_err("cannot record dataset %d on %s: the next run does, from %s/%s/publish.%d.scr", finisher.id,
@@ -292,8 +307,9 @@ void scr_publish_settle(void)
 {
   /* the finisher's own thread first: it must not read running, which the
    * thread that started it writes after pthread_create */
-  if (finisher_self || !finisher.running) return;
+  if (finisher_is_this_thread() || !finisher.running) return;
   pthread_join(finisher.thread, NULL);
+  __atomic_store_n(&finisher_tid, 0, __ATOMIC_RELAXED);
   finisher.running = 0;
   free(finisher.prefix);
   scr_kvtree_delete(&finisher.record);
@@ -313,9 +329,8 @@ void scr_publish_finish_later(const char* prefix, int id, scr_kvtree* record, in
     return;
   }
   /* no thread: here and now */
-  finisher_self = 1;
   finisher_main(NULL);
-  finisher_self = 0;
+  __atomic_store_n(&finisher_tid, 0, __ATOMIC_RELAXED);
   free(finisher.prefix);
   scr_kvtree_delete(&finisher.record);
 }
