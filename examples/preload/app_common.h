@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* the header in front of the state in every binary checkpoint file */
 #define APP_MAGIC 0x31544b4350505841ULL /* "AXPPCKT1" little-endian */
@@ -162,7 +163,10 @@ static inline void app_say_checkpoint(long step, int rank)
 }
 
 /* the simulated node crash: once every rank is past the step (and so has
- * written and closed that step's checkpoint, if it had one), all die at once */
+ * written and closed that step's checkpoint, if it had one), all die at once,
+ * rank 0 a moment first: the launcher forwards what it printed before it
+ * hears of a death (hydra lost rank 0's last lines when another rank's
+ * death came first) */
 static inline void app_maybe_die(const app_opts* o, long step, int rank)
 {
   if (o->die_at == step) {
@@ -172,6 +176,7 @@ static inline void app_maybe_die(const app_opts* o, long step, int rank)
     fflush(stdout);
     fflush(stderr);
     MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != 0) usleep(200000);
     raise(SIGKILL);
   }
 }
