@@ -213,6 +213,35 @@ test_expect_success 'a flush carries no redundancy data by default; with SCR_FLU
   current_complete ckpt.2
 '
 
+# the preload layer's flushes publish from a stage: the redundancy data
+# comes along both ways, the background one copied by the node's scr_transfer
+for async in 0 1; do
+  test_expect_success "an unmodified program, SCR_FLUSH_ASYNC=$async, SCR_FLUSH_REDUNDANCY=1: each flushed checkpoint's parity is on the prefix, and a file lost later is rebuilt from it" '
+    fresh && SCR_COPY_TYPE=XOR && export SCR_COPY_TYPE &&
+    echo "PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT" >"$PREFIX/.scrconf" &&
+    on_nodes fpp.red.'$async' $all env SCR_FLUSH=1 SCR_FLUSH_ASYNC='$async' SCR_FLUSH_REDUNDANCY=1 \
+      LD_PRELOAD="$preload" "$fpp" --steps 6 --every 2 --bytes 65536 &&
+    for id in 1 2 3; do
+      test "$(ls "$PREFIX/.scr/scr.dataset.$id/redundancy" | grep -c "\.xor\$")" = 8 ||
+        { echo "dataset $id: $(ls "$PREFIX/.scr/scr.dataset.$id/redundancy" 2>&1)"; exit 1; }
+    done &&
+    cp "$PREFIX/data/step2_rank6.chk" step2_rank6.before && rm "$PREFIX/data/step2_rank6.chk" &&
+    scr_index -p "$PREFIX" --build 1 >build.out 2>&1 && expect_grep "rebuilt 1 rank in" build.out &&
+    cmp step2_rank6.before "$PREFIX/data/step2_rank6.chk"
+  '
+done
+
+test_expect_success 'the API example, SCR_FLUSH_ASYNC=1, SCR_FLUSH_REDUNDANCY=1: the background flush carries the parity, and a file lost later is rebuilt from it' '
+  fresh && SCR_COPY_TYPE=XOR && export SCR_COPY_TYPE &&
+  on_nodes api.red.async $all env SCR_FLUSH=1 SCR_FLUSH_ASYNC=1 SCR_FLUSH_REDUNDANCY=1 SCR_DEBUG=1 \
+    "$api" --steps 3 --bytes 65536 &&
+  expect_grep "flushing dataset 3 to .* in the background" "$TRASH/api.red.async" &&
+  test "$(ls "$PREFIX/.scr/scr.dataset.3/redundancy" | grep -c "\.xor\$")" = 8 &&
+  cp "$PREFIX/ckpt.3/rank_1.dat" rank_1.before && rm "$PREFIX/ckpt.3/rank_1.dat" &&
+  scr_index -p "$PREFIX" --build ckpt.3 >build.out 2>&1 && cmp rank_1.before "$PREFIX/ckpt.3/rank_1.dat" &&
+  current_complete ckpt.3
+'
+
 test_expect_success 'a file on the prefix damaged in place (its size kept) fails its CRC32 in scr_index --build and is rebuilt from the parity flushed with it' '
   cp "$PREFIX/ckpt.2/rank_3.dat" rank_3.before &&
   printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&

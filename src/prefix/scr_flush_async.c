@@ -27,6 +27,7 @@
 #include "scr_event_log.h"
 #include "scr_flush.h"
 #include "scr_flush_async.h"
+#include "scr_flush_redundancy.h"
 #include "scr_flush_publish.h"
 #include "scr_publish.h"
 
@@ -202,6 +203,8 @@ static scr_kvtree* my_transfers(int id, int* occupied)
     if (crc && scr.crc_on_flush) scr_kvtree_set_kv(f, SCR_TRANSFER_KEY_EXPECT, crc);
     free(dst);
   }
+  /* the redundancy data goes with it (SCR_FLUSH_REDUNDANCY) */
+  if (scr.flush_redundancy) scr_flush_redundancy_list(id, list);
   return list;
 }
 
@@ -496,12 +499,12 @@ static int staged_state(const scr_kvtree* transfer)
   return 1;
 }
 
-/* what the daemon recorded of this rank's files, by where it copied them:
- * DST/<stage path>/{WRITTEN, CRC, ERROR} */
-static scr_kvtree* staged_copies(const scr_kvtree* transfer)
+/* what the daemon recorded of the files of list (this rank's handed over),
+ * by where it copied them: DST/<destination>/{WRITTEN, CRC, ERROR} */
+static scr_kvtree* copies_of(const scr_kvtree* list, const scr_kvtree* transfer)
 {
   scr_kvtree* copied = scr_kvtree_new();
-  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(async_list, SCR_TRANSFER_KEY_FILES)); e;
+  for (scr_kvtree_elem* e = scr_kvtree_first(scr_kvtree_get(list, SCR_TRANSFER_KEY_FILES)); e;
        e = scr_kvtree_next(e)) {
     scr_kvtree* f = scr_kvtree_get_kv(transfer, SCR_TRANSFER_KEY_FILES, scr_kvtree_elem_key(e));
     const char* dst = scr_kvtree_get_val(f, SCR_TRANSFER_KEY_DESTINATION);
@@ -547,7 +550,7 @@ int scr_flush_async_copied(void)
  * the node's file as it says so): published */
 static void staged_publish(int id, const scr_kvtree* transfer)
 {
-  scr_kvtree* copied = staged_copies(transfer);
+  scr_kvtree* copied = copies_of(async_list, transfer);
   double start = async_start;
   /* a publish that succeeds writes the filemap */
   staged_forget(id, 0);
@@ -647,6 +650,11 @@ int scr_flush_async_progress(void)
                               crc ? (uint32_t) strtoul(crc, NULL, 16) : 0, mine);
   }
   if (ok) scr_flush_copy_attached(id);
+  if (ok && scr.flush_redundancy) {
+    scr_kvtree* copied = copies_of(list, transfer);
+    scr_flush_redundancy_take(id, copied, mine);
+    scr_kvtree_delete(&copied);
+  }
   if (list) scr_transfer_file_update(transfer_path, remove_files, list);
   scr_kvtree_delete(&transfer);
   scr_kvtree_delete(&list);

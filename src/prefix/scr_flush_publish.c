@@ -22,6 +22,7 @@
 #include "scr_flush.h"
 #include "scr_flush_async.h"
 #include "scr_flush_publish.h"
+#include "scr_flush_redundancy.h"
 
 /* rank 0: the lock on the stage of the dataset being flushed, held from
  * scr_flush_prepare to the end of its publish */
@@ -201,6 +202,10 @@ int scr_flush_publish(int id, const scr_kvtree* copied, int current, double star
                                          scr_kvtree_size(scr_filemap_get_files(scr.filemap, id, scr.rank)) > 0,
                                          recopied };
   scr_kvtree* mine = scr_kvtree_get_kv_int(rank2file, "RANK", scr.rank);
+  /* beside the dataset, not at the program's names: no stage needed, and
+   * the record commits it with the files (a flush that never commits
+   * leaves it where no summary names it) */
+  if (ok && scr.flush_redundancy) scr_flush_redundancy_take(id, copied, mine);
   scr_kvtree* sent = scr_kvtree_copy(rank2file);
   for (size_t k = 0; k < PUBLISH_OUTCOMES; k++)
     scr_kvtree_set_kv_uint64(scr_kvtree_get_kv_int(sent, "RANK", scr.rank), publish_outcome[k], outcome[k]);

@@ -19,4 +19,14 @@ int scr_flush_redundancy_copy(int id, scr_kvtree* mine, uint64_t* bytes);
  * copies the part of each rank whose filemap its node holds) */
 int scr_flush_redundancy_copy_of(const scr_kvtree* map, int rank, int id, scr_kvtree* mine, uint64_t* bytes);
 
+/* a background flush: this rank's redundancy files of dataset id added to
+ * list as the node's scr_transfer takes them (FILES/<cache path>/
+ * {DESTINATION, SIZE, EXPECT}, scr_transfer_file.h) */
+void scr_flush_redundancy_list(int id, scr_kvtree* list);
+/* when it ends: each file's copy as scr_transfer left it (copied:
+ * DST/<destination>/{WRITTEN, CRC, ERROR}; NULL for none) taken when whole
+ * and as made, the others copied now; recorded in mine as by
+ * scr_flush_redundancy_copy, with its outcome */
+int scr_flush_redundancy_take(int id, const scr_kvtree* copied, scr_kvtree* mine);
+
 #endif
