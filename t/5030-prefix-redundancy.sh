@@ -213,6 +213,28 @@ test_expect_success 'a flush carries no redundancy data by default; with SCR_FLU
   current_complete ckpt.2
 '
 
+test_expect_success 'a file on the prefix damaged in place (its size kept) fails its CRC32 in scr_index --build and is rebuilt from the parity flushed with it' '
+  cp "$PREFIX/ckpt.2/rank_3.dat" rank_3.before &&
+  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
+  ! cmp -s rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
+  scr_index -p "$PREFIX" --build ckpt.2 >build.out 2>&1 &&
+  expect_grep "rank 3: .*rank_3.dat does not match the CRC32 recorded when it was written" build.out &&
+  expect_grep "rebuilt 1 rank in" build.out && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" && current_complete ckpt.2
+'
+
+test_expect_success 'a restart that finds a file damaged on the prefix falls back and names scr_index --build; after the build the next job resumes from it' '
+  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
+  cluster_renew node0 node1 node2 node3 &&
+  on_nodes fetch.damaged $all "$api" --steps 2 --bytes 65536 &&
+  expect_grep "cannot fetch dataset 2 (ckpt.2).*scr_index --build ckpt.2 can rebuild it from the redundancy data there" "$TRASH/fetch.damaged" &&
+  expect_grep "^starting from step 0" "$TRASH/fetch.damaged" &&
+  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
+  scr_index -p "$PREFIX" --build ckpt.2 >build.out 2>&1 && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
+  cluster_renew node0 node1 node2 node3 &&
+  on_nodes fetch.repaired $all "$api" --steps 3 --bytes 65536 &&
+  expect_grep "resumed from step 2" "$TRASH/fetch.repaired"
+'
+
 # the preload layer's flushes publish from a stage: the redundancy data
 # comes along both ways, the background one copied by the node's scr_transfer
 for async in 0 1; do
@@ -240,28 +262,6 @@ test_expect_success 'the API example, SCR_FLUSH_ASYNC=1, SCR_FLUSH_REDUNDANCY=1:
   cp "$PREFIX/ckpt.3/rank_1.dat" rank_1.before && rm "$PREFIX/ckpt.3/rank_1.dat" &&
   scr_index -p "$PREFIX" --build ckpt.3 >build.out 2>&1 && cmp rank_1.before "$PREFIX/ckpt.3/rank_1.dat" &&
   current_complete ckpt.3
-'
-
-test_expect_success 'a file on the prefix damaged in place (its size kept) fails its CRC32 in scr_index --build and is rebuilt from the parity flushed with it' '
-  cp "$PREFIX/ckpt.2/rank_3.dat" rank_3.before &&
-  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
-  ! cmp -s rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
-  scr_index -p "$PREFIX" --build ckpt.2 >build.out 2>&1 &&
-  expect_grep "rank 3: .*rank_3.dat does not match the CRC32 recorded when it was written" build.out &&
-  expect_grep "rebuilt 1 rank in" build.out && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" && current_complete ckpt.2
-'
-
-test_expect_success 'a restart that finds a file damaged on the prefix falls back and names scr_index --build; after the build the next job resumes from it' '
-  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
-  cluster_renew node0 node1 node2 node3 &&
-  on_nodes fetch.damaged $all "$api" --steps 2 --bytes 65536 &&
-  expect_grep "cannot fetch dataset 2 (ckpt.2).*scr_index --build ckpt.2 can rebuild it from the redundancy data there" "$TRASH/fetch.damaged" &&
-  expect_grep "^starting from step 0" "$TRASH/fetch.damaged" &&
-  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
-  scr_index -p "$PREFIX" --build ckpt.2 >build.out 2>&1 && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
-  cluster_renew node0 node1 node2 node3 &&
-  on_nodes fetch.repaired $all "$api" --steps 3 --bytes 65536 &&
-  expect_grep "resumed from step 2" "$TRASH/fetch.repaired"
 '
 
 # lose_after_checkpoint STEP: in the background, node1 fails a second after
