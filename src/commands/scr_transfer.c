@@ -2,6 +2,7 @@
  * its bandwidth and CPU limits, the files a node's ranks list in their transfer file. */
 #include "config.h"
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -324,6 +325,15 @@ int main(int argc, char** argv)
    * too, at its next look (PR_SET_PDEATHSIG would follow the thread that
    * started it, which may end long before the rank) */
 
+  /* a copier, not a program: woken with new work (SIGUSR1, which a rank
+   * sends inside the close() that completed a checkpoint) it waits for the
+   * scheduler's next turn instead of taking the core of a rank on its way
+   * back to the program. It keeps its fair share of the CPU (sched(7)) */
+#ifdef SCHED_BATCH
+  struct sched_param batch = { 0 };
+  if (sched_setscheduler(0, SCHED_BATCH, &batch) != 0)
+    scr_dbg(1, "scr_transfer: cannot take SCHED_BATCH: %s", strerror(errno));
+#endif
   int seen = 0;
   static struct transfer_pick pick;
   transfer_busy_since = transfer_now();

@@ -290,10 +290,40 @@ static int finisher_is_this_thread(void)
   return __atomic_load_n(&finisher_tid, __ATOMIC_RELAXED) == finisher_this_thread();
 }
 
+/* The finisher waits for scr_publish_release before it writes: the caller
+ * returns to the program first. Its writes are file syncs on the prefix
+ * directory and a few serialized trees, which on a node with a rank per core
+ * took a rank's core, and the disk, in the middle of the close() that
+ * published (rank 0's, on which every rank then waited). A second at most:
+ * a program that never comes back to the layer still has its index. */
+#define FINISHER_PATIENCE_SECONDS 1
+static pthread_mutex_t finisher_gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t finisher_gate = PTHREAD_COND_INITIALIZER;
+static int finisher_released;
+
+static void finisher_wait_for_release(void)
+{
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += FINISHER_PATIENCE_SECONDS;
+  pthread_mutex_lock(&finisher_gate_lock);
+  while (!finisher_released && pthread_cond_timedwait(&finisher_gate, &finisher_gate_lock, &until) == 0) {}
+  pthread_mutex_unlock(&finisher_gate_lock);
+}
+
+void scr_publish_release(void)
+{
+  pthread_mutex_lock(&finisher_gate_lock);
+  finisher_released = 1;
+  pthread_cond_signal(&finisher_gate);
+  pthread_mutex_unlock(&finisher_gate_lock);
+}
+
 static void* finisher_main(void* arg)
 {
   (void) arg;
   __atomic_store_n(&finisher_tid, finisher_this_thread(), __ATOMIC_RELAXED);
+  finisher_wait_for_release();
   if (finisher.start) finisher.start();
   if (scr_publish_finish(finisher.prefix, finisher.id, finisher.record) != SCR_SUCCESS)
     scr_err("cannot record dataset %d on %s: the next run does, from %s/%s/publish.%d.scr", finisher.id,
@@ -308,6 +338,7 @@ void scr_publish_settle(void)
   /* the finisher's own thread first: it must not read running, which the
    * thread that started it writes after pthread_create */
   if (finisher_is_this_thread() || !finisher.running) return;
+  scr_publish_release();
   pthread_join(finisher.thread, NULL);
   __atomic_store_n(&finisher_tid, 0, __ATOMIC_RELAXED);
   finisher.running = 0;
@@ -324,11 +355,13 @@ void scr_publish_finish_later(const char* prefix, int id, scr_kvtree* record, in
   finisher.record = record;
   finisher.lock_fd = lock_fd;
   finisher.start = thread_start;
+  finisher_released = 0; /* no finisher runs: settled above */
   if (finisher.prefix && pthread_create(&finisher.thread, NULL, finisher_main, NULL) == 0) {
     finisher.running = 1;
     return;
   }
   /* no thread: here and now */
+  finisher_released = 1;
   finisher_main(NULL);
   __atomic_store_n(&finisher_tid, 0, __ATOMIC_RELAXED);
   free(finisher.prefix);

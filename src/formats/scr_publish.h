@@ -67,6 +67,10 @@ int scr_publish_finish(const char* prefix, int id, const scr_kvtree* record);
  * publish comes before it. */
 void scr_publish_finish_later(const char* prefix, int id, scr_kvtree* record, int lock_fd,
                                void (*thread_start)(void));
+/* The finish begins when the caller releases it, once it has given the
+ * program back what it was doing (or a second later, or at the next
+ * settle): idempotent, no-op when none waits. */
+void scr_publish_release(void);
 /* wait for a finish started by scr_publish_finish_later (none: at once;
  * on the finisher's own thread: never) */
 void scr_publish_settle(void);

@@ -163,6 +163,20 @@ static void daemon_halt(void)
   daemon_pid = 0;
 }
 
+/* node leader: the daemon looks at the transfer file now */
+static int wake_pending;
+static void daemon_wake(void)
+{
+  wake_pending = 0;
+  if (scr.node_rank == 0 && daemon_alive()) kill(daemon_pid, SIGUSR1);
+}
+
+void scr_flush_async_release(void)
+{
+  if (wake_pending) daemon_wake();
+  scr_publish_release();
+}
+
 /* ---- this rank's files in the transfer file */
 
 /* FILES/<cache path>/{DESTINATION, SIZE} of this rank's files of the dataset;
@@ -385,8 +399,10 @@ int scr_flush_async_start(int id)
 /* the dataset is in flight from now on (list: this rank's files handed over) */
 static void flight_begins(int id, scr_kvtree* list)
 {
-  /* the daemon looks at once, not at its next poll */
-  if (scr.node_rank == 0 && daemon_alive()) kill(daemon_pid, SIGUSR1);
+  /* the daemon looks at once, not at its next poll; under the preload
+   * once the program has the call that completed the checkpoint back */
+  if (scr.flush_publish) wake_pending = 1;
+  else daemon_wake();
   scr_kvtree_delete(&async_list);
   if (scr.flush_publish) async_list = list;
   else scr_kvtree_delete(&list);

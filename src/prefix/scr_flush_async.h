@@ -43,6 +43,13 @@ void scr_flush_async_publish(void);
  * stays in cache, with an error). 1 when no flush is in flight afterwards. */
 int scr_flush_async_progress(void);
 
+/* the preload layer, when the program has back the call in which a flush
+ * was handed over or published: the node's daemon is woken for the files
+ * handed over, and the publish's metadata written (scr_publish_release).
+ * Before, neither takes a core or the disk from a rank on its way back.
+ * Not collective; nothing to do when nothing waits. */
+void scr_flush_async_release(void);
+
 /* collective: progress until no flush is in flight (the preload layer's:
  * the daemons are stopped and the ranks copy the rest themselves) */
 void scr_flush_async_wait(void);

@@ -289,6 +289,8 @@ static int engine_close(int fd, void* file, int rc, int* handled)
   } else if (scr_engine_writing(f->dataset)) {
     scr_engine_dataset_file_closed();
   }
+  /* a flush handed over or published here goes on as close() returns */
+  scr_flush_async_release();
   pthread_mutex_unlock(&scr_engine_lock);
   scr_engine_file_free(f);
   errno = saved_errno;
@@ -505,6 +507,9 @@ static int engine_barrier(MPI_Comm comm)
    * cannot pair with a completion's collectives another thread started;
    * the work it finds, if any, takes the lock */
   scr_engine_dataset_meet_at_barrier(engine_barrier_comm);
+  pthread_mutex_lock(&scr_engine_lock);
+  scr_flush_async_release();
+  pthread_mutex_unlock(&scr_engine_lock);
   return 1;
 }
 
