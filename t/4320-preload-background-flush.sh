@@ -181,10 +181,12 @@ test_expect_success 'scr_scavenge (scr_postrun) completes the publish: every fil
   expect_grep 'committed to .* by a job that died while publishing it: published now' mid.scavenge.err
 "
 
+# the metadata are written once the program has back the call that
+# published: the checkpoint of step 4 may be complete by then
 test_expect_success 'killed after publishing, before the record went: the next run finishes it, resumes from cache' "
   fresh \"\$rules\" && ! PRE_ENV='SCR_FAULT_KILL=published:1@0' app end.die --steps 8 &&
   expect_grep 'killed at point published' end.die.err && test -f $PREFIX/.scr/publish.1.scr &&
-  app end.again.out --steps 8 && expect_grep '^resumed from step 2\$' end.again.out &&
+  app end.again.out --steps 8 && expect_grep '^resumed from step [24]\$' end.again.out &&
   same_result end.again.out ref8.out && same_tree ref8 && no_stage
 "
 
