@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,13 @@ static void* finisher_main(void* arg)
 {
   (void) arg;
   __atomic_store_n(&finisher_tid, finisher_this_thread(), __ATOMIC_RELAXED);
+  /* released, it waits for its turn rather than preempt the thread that
+   * released it on that thread's way back to the program (as scr_transfer
+   * does, sched(7)); for this thread only */
+#ifdef SCHED_BATCH
+  struct sched_param batch = { 0 };
+  (void) pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+#endif
   finisher_wait_for_release();
   if (finisher.start) finisher.start();
   if (scr_publish_finish(finisher.prefix, finisher.id, finisher.record) != SCR_SUCCESS)
