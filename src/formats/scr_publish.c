@@ -320,18 +320,20 @@ void scr_publish_release(void)
   pthread_mutex_unlock(&finisher_gate_lock);
 }
 
-static void* finisher_main(void* arg)
+/* own_thread: NULL when the caller finishes it itself, without a thread */
+static void* finisher_main(void* own_thread)
 {
-  (void) arg;
   __atomic_store_n(&finisher_tid, finisher_this_thread(), __ATOMIC_RELAXED);
-  /* released, it waits for its turn rather than preempt the thread that
-   * released it on that thread's way back to the program (as scr_transfer
-   * does, sched(7)); for this thread only */
+  if (own_thread) {
+    /* released, it waits for its turn rather than preempt the thread that
+     * released it on that thread's way back to the program (as scr_transfer
+     * does, sched(7)); for this thread only */
 #ifdef SCHED_BATCH
-  struct sched_param batch = { 0 };
-  (void) pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+    struct sched_param batch = { 0 };
+    (void) pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
 #endif
-  finisher_wait_for_release();
+    finisher_wait_for_release();
+  }
   if (finisher.start) finisher.start();
   if (scr_publish_finish(finisher.prefix, finisher.id, finisher.record) != SCR_SUCCESS)
     scr_err("cannot record dataset %d on %s: the next run does, from %s/%s/publish.%d.scr", finisher.id,
@@ -363,13 +365,14 @@ void scr_publish_finish_later(const char* prefix, int id, scr_kvtree* record, in
   finisher.record = record;
   finisher.lock_fd = lock_fd;
   finisher.start = thread_start;
+  pthread_mutex_lock(&finisher_gate_lock);
   finisher_released = 0; /* no finisher runs: settled above */
-  if (finisher.prefix && pthread_create(&finisher.thread, NULL, finisher_main, NULL) == 0) {
+  pthread_mutex_unlock(&finisher_gate_lock);
+  if (finisher.prefix && pthread_create(&finisher.thread, NULL, finisher_main, &finisher) == 0) {
     finisher.running = 1;
     return;
   }
   /* no thread: here and now */
-  finisher_released = 1;
   finisher_main(NULL);
   __atomic_store_n(&finisher_tid, 0, __ATOMIC_RELAXED);
   free(finisher.prefix);

@@ -118,7 +118,7 @@ static int redundancy_partner(int id, const scr_kvtree* dset, scr_kvtree* rec, r
 /* visit each redundancy file of rank's part of dataset id as map records
  * it, building its record; the record goes into mine (when not NULL) once
  * every visit succeeded. -1 when there is none to visit (SINGLE, no
- * redundancy), 0 after a warning, 1 when done. */
+ * redundancy), 0 after a warning (stale, or a visit failed), 1 when done. */
 static int redundancy_each(const scr_kvtree* map, int rank, int id, redundancy_visit visit, void* arg,
                            scr_kvtree* mine)
 {
@@ -141,6 +141,9 @@ static int redundancy_each(const scr_kvtree* map, int rank, int id, redundancy_v
   if (ok && mine) {
     scr_kvtree_set(rec, "REDDESC", scr_kvtree_copy(reddesc));
     scr_kvtree_merge(mine, rec);
+  } else if (!ok) {
+    scr_warn("dataset %d: the redundancy data of rank %d is not on the prefix directory %s: scr_index --build "
+             "cannot use it", id, rank, scr.prefix);
   }
   scr_kvtree_delete(&rec);
   return ok;
@@ -155,9 +158,6 @@ int scr_flush_redundancy_copy_of(const scr_kvtree* map, int rank, int id, scr_kv
 {
   uint64_t copied = 0;
   int ok = redundancy_each(map, rank, id, redundancy_copy, &copied, mine);
-  if (!ok)
-    scr_warn("dataset %d: the redundancy data of rank %d is not on the prefix directory %s: scr_index --build "
-             "cannot use it", id, rank, scr.prefix);
   if (bytes) *bytes = copied;
   return ok != 0;
 }
@@ -198,9 +198,5 @@ static int redundancy_take(int id, struct redundancy_file* f, void* arg)
 
 int scr_flush_redundancy_take(int id, const scr_kvtree* copied, scr_kvtree* mine)
 {
-  int ok = redundancy_each(scr.filemap, scr.rank, id, redundancy_take, (void*) copied, mine);
-  if (!ok)
-    scr_warn("dataset %d: the redundancy data of rank %d is not on the prefix directory %s: scr_index --build "
-             "cannot use it", id, scr.rank, scr.prefix);
-  return ok != 0;
+  return redundancy_each(scr.filemap, scr.rank, id, redundancy_take, (void*) copied, mine) != 0;
 }
