@@ -300,7 +300,7 @@ static int finisher_is_this_thread(void)
 #define FINISHER_PATIENCE_SECONDS 1
 static pthread_mutex_t finisher_gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t finisher_gate = PTHREAD_COND_INITIALIZER;
-static int finisher_released;
+static int finisher_released = 1; /* atomic; changed under the gate's lock */
 
 static void finisher_wait_for_release(void)
 {
@@ -308,14 +308,17 @@ static void finisher_wait_for_release(void)
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += FINISHER_PATIENCE_SECONDS;
   pthread_mutex_lock(&finisher_gate_lock);
-  while (!finisher_released && pthread_cond_timedwait(&finisher_gate, &finisher_gate_lock, &until) == 0) {}
+  while (!__atomic_load_n(&finisher_released, __ATOMIC_RELAXED) &&
+         pthread_cond_timedwait(&finisher_gate, &finisher_gate_lock, &until) == 0) {}
   pthread_mutex_unlock(&finisher_gate_lock);
 }
 
 void scr_publish_release(void)
 {
+  /* every routed close() asks: nothing to do but a load when none waits */
+  if (__atomic_load_n(&finisher_released, __ATOMIC_RELAXED)) return;
   pthread_mutex_lock(&finisher_gate_lock);
-  finisher_released = 1;
+  __atomic_store_n(&finisher_released, 1, __ATOMIC_RELAXED);
   pthread_cond_signal(&finisher_gate);
   pthread_mutex_unlock(&finisher_gate_lock);
 }
@@ -366,7 +369,7 @@ void scr_publish_finish_later(const char* prefix, int id, scr_kvtree* record, in
   finisher.lock_fd = lock_fd;
   finisher.start = thread_start;
   pthread_mutex_lock(&finisher_gate_lock);
-  finisher_released = 0; /* no finisher runs: settled above */
+  __atomic_store_n(&finisher_released, 0, __ATOMIC_RELAXED); /* no finisher runs: settled above */
   pthread_mutex_unlock(&finisher_gate_lock);
   if (finisher.prefix && pthread_create(&finisher.thread, NULL, finisher_main, &finisher) == 0) {
     finisher.running = 1;
