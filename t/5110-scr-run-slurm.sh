@@ -50,6 +50,18 @@ test_expect_success 'in an allocation: srun on the nodes it names, with --kill-o
   expect_grep "scr_scavenge: dataset 3 (ckpt.3) copied" "$TRASH/ok" && scavenged 3
 '
 
+# a node an administrator drains stays in the allocation (DRAINING) but
+# must take no new work: the launch uses the spare instead
+test_expect_success 'a node draining in Slurm is not launched on; the spare takes its place' '
+  fresh && in_alloc drain sh -c "scontrol update NodeName=node1 State=DRAIN Reason=scr-test &&
+    scr_run -v --no-preload srun -N 4 -n 8 \"$APP\" --steps 3 --bytes 4096" &&
+  { scontrol update NodeName=node1 State=RESUME 2>/dev/null; slurm_all_idle 5; } &&
+  test "$(status_of drain)" = 0 &&
+  expect_grep "node node1 is unusable (dr[a-z]* in Slurm)" "$TRASH/drain" &&
+  expect_grep "launch 1: srun -n 8 --nodes=4 --nodelist=node0,node2,node3,node4 .*--kill-on-bad-exit=1 " "$TRASH/drain" &&
+  expect_grep "^done: step 3$" "$TRASH/drain" && scavenged 3
+'
+
 test_expect_success 'srun options: -w and -x in host list syntax, output options for the job only' '
   fresh && in_alloc opts env SCR_RUNS=1 scr_run -v --no-preload --no-postrun srun -w "node[1-3]" -x node2 -l -n 3 hostname &&
   test "$(status_of opts)" = 0 &&
