@@ -102,6 +102,16 @@ static int scr_io_mkdir_components(const char* path, mode_t mode, int* created)
   struct stat whole;
   *created = 0;
   if (stat(path, &whole) == 0 && S_ISDIR(whole.st_mode)) return SCR_SUCCESS;
+  /* the next most usual, a new directory in one that exists (a dataset's
+   * stage, a checkpoint directory): one mkdir. Walking down from the root
+   * costs a mkdir and a stat per component, each a round trip to the
+   * metadata server of a parallel file system */
+  if (mkdir(path, mode) == 0) {
+    *created = 1;
+    return SCR_SUCCESS;
+  }
+  /* otherwise the walk: it makes missing parents, and its messages name the
+   * component that is in the way */
   char* copy = strdup(path);
   if (copy == NULL) return SCR_ERR_NOMEM;
   size_t len = strlen(copy);

@@ -62,6 +62,11 @@ static void test_mkdir(void)
   is_int(scr_io_mkdir_p(at("p/q/r"), 0755), SCR_SUCCESS, "mkdir_p of an existing directory succeeds");
   put_file(at("p/file"), "x", 1);
   ok(scr_io_mkdir_p(at("p/file/sub"), 0755) != SCR_SUCCESS, "mkdir_p through a regular file fails");
+  ok(scr_io_mkdir_p(at("p/file"), 0755) != SCR_SUCCESS, "mkdir_p at a regular file's name fails");
+  is_int(scr_io_mkdir_p(at("p/q/new/"), 0755), SCR_SUCCESS, "mkdir_p makes a new directory in one that exists");
+  ok(stat(at("p/q/new"), &st) == 0 && S_ISDIR(st.st_mode), "a trailing slash names the same directory");
+  ok(symlink(at("p/nowhere"), at("p/dangling")) == 0 && scr_io_mkdir_p(at("p/dangling"), 0755) != SCR_SUCCESS,
+     "mkdir_p at a dangling symbolic link fails");
 
   mode_t old = umask(0777);
   is_int(scr_io_mkdir_private(at("priv/a/b")), SCR_SUCCESS, "mkdir_private creates missing components");
