@@ -35,6 +35,13 @@ mkdir -p "$WORK/native" "$WORK/prefix"
 echo 'PRELOAD=data/step{step}_rank{rank}.chk TYPE=CHECKPOINT' >"$WORK/prefix/.scrconf"
 sed 's/^/    | /' "$WORK/prefix/.scrconf"
 
+# timeline N: step N, the job's timeline from its event log
+timeline() {
+  say "$1. the job's timeline, from its event log (scr_log):"
+  scr_log --prefix "$WORK/prefix" --svg "$WORK/timeline.svg" | sed 's/^/    | /'
+  say "   picture: $WORK/timeline.svg (open it in a browser; hover a span for its size and bandwidth)"
+}
+
 if [ "$(id -u)" != 0 ]; then
   say "not root: no test cluster (it needs network and mount namespaces); one node instead"
   export SCR_CACHE_BASE="$WORK/cache" SCR_CNTL_BASE="$WORK/cntl" SCR_JOB_ID=demo SCR_COPY_TYPE=SINGLE SCR_FLUSH=0
@@ -50,6 +57,7 @@ if [ "$(id -u)" != 0 ]; then
   show "$WORK/again.out" '^resumed|^result'
   [ "$(result_of "$WORK/again.out")" = "$(result_of "$WORK/native.out")" ] || die "results differ"
   say "same result as the run without SCR: $(result_of "$WORK/native.out")"
+  timeline 4
   say "skipped (needs root): losing a node, the relaunch on a spare, the rebuild from XOR"
   exit 0
 fi
@@ -99,6 +107,4 @@ grep -q 'launch 2: .*node4' "$WORK/job.out" || die "the second launch did not us
 say "node1 was lost; the job resumed from step $resumed on the spare and ended with the native result,"
 say "bit for bit, in $(($(date +%s) - start)) s"
 
-say "3. the job's timeline, from its event log (scr_log):"
-scr_log --prefix "$WORK/prefix" --svg "$WORK/timeline.svg" | sed 's/^/    | /'
-say "   picture: $WORK/timeline.svg (open it in a browser; hover a span for its size and bandwidth)"
+timeline 3
