@@ -222,17 +222,26 @@ test_expect_success 'a file on the prefix damaged in place (its size kept) fails
   expect_grep "rebuilt 1 rank in" build.out && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" && current_complete ckpt.2
 '
 
-test_expect_success 'a restart that finds a file damaged on the prefix falls back and names scr_index --build; after the build the next job resumes from it' '
+test_expect_success 'a restart that finds a file damaged on the prefix rebuilds it from the parity there and resumes from it' '
   printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
+  ! cmp -s rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
   cluster_renew node0 node1 node2 node3 &&
-  on_nodes fetch.damaged $all "$api" --steps 2 --bytes 65536 &&
-  expect_grep "cannot fetch dataset 2 (ckpt.2).*scr_index --build ckpt.2 can rebuild it from the redundancy data there" "$TRASH/fetch.damaged" &&
-  expect_grep "^starting from step 0" "$TRASH/fetch.damaged" &&
-  printf "\\377\\377\\377\\377" | dd of="$PREFIX/ckpt.2/rank_3.dat" bs=1 seek=100 conv=notrunc 2>/dev/null &&
-  scr_index -p "$PREFIX" --build ckpt.2 >build.out 2>&1 && cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
+  on_nodes fetch.damaged $all "$api" --steps 3 --bytes 65536 &&
+  expect_grep "cannot fetch dataset 2 (ckpt.2).*rebuilding it from the redundancy data there" "$TRASH/fetch.damaged" &&
+  expect_grep "rebuilt 1 rank in" "$TRASH/fetch.damaged" &&
+  expect_grep "resumed from step 2" "$TRASH/fetch.damaged" && ! grep -q "^starting from step 0" "$TRASH/fetch.damaged" &&
+  cmp rank_3.before "$PREFIX/ckpt.2/rank_3.dat" &&
+  grep "event=FETCH_FAILED .*dset=2 .*1 ranks rebuilt on the prefix" "$PREFIX/.scr/log" &&
+  grep "event=FETCH_COMPLETE .*dset=2 " "$PREFIX/.scr/log"
+'
+
+test_expect_success 'a restart that finds a file missing on the prefix and no redundancy data there falls back to step 0' '
+  rm -rf "$PREFIX/.scr/scr.dataset.2/redundancy" "$PREFIX/ckpt.2/rank_3.dat" "$PREFIX/ckpt.3" &&
+  { scr_index -p "$PREFIX" --drop ckpt.3 >/dev/null 2>&1 || :; } &&
   cluster_renew node0 node1 node2 node3 &&
-  on_nodes fetch.repaired $all "$api" --steps 3 --bytes 65536 &&
-  expect_grep "resumed from step 2" "$TRASH/fetch.repaired"
+  on_nodes fetch.gone $all "$api" --steps 2 --bytes 65536 &&
+  expect_grep "cannot fetch dataset 2 (ckpt.2)" "$TRASH/fetch.gone" &&
+  ! grep -q "rebuilding it" "$TRASH/fetch.gone" && expect_grep "^starting from step 0" "$TRASH/fetch.gone"
 '
 
 # the preload layer's flushes publish from a stage: the redundancy data

@@ -19,6 +19,7 @@
 #include "scr_mpi.h"
 #include "scr_cache.h"
 #include "scr_event_log.h"
+#include "scr_prefix_rebuild.h"
 #include "scr_fetch.h"
 
 /* copy this rank's files of dataset id; returns 1 if every file arrived intact */
@@ -164,10 +165,27 @@ static int scr_fetch_mark(scr_kvtree* index, void* arg)
   return SCR_SUCCESS;
 }
 
+/* rank 0, after a failed fetch of id whose files are damaged or missing:
+ * 1 when the redundancy data flushed beside it rebuilt what was missing
+ * (scr_index --build's work, done here so that a restart does not fall back
+ * to an older checkpoint that the prefix directory can make whole);
+ * *ranks: how many ranks' files it rebuilt */
+static int scr_fetch_rebuild(int id, const char* name, const char* reason, int* ranks)
+{
+  char* red = scr_summary_dataset_file(scr.prefix, id, SCR_SUMMARY_REDUNDANCY_DIR);
+  int rebuildable = red && name && access(red, F_OK) == 0;
+  free(red);
+  if (!rebuildable) return 0;
+  scr_info("cannot fetch dataset %d (%s) from %s: %s; rebuilding it from the redundancy data there", id, name,
+           scr.prefix, reason);
+  return scr_prefix_rebuild(scr.prefix, id, ranks) == SCR_SUCCESS;
+}
+
 /* collective loop over candidates chosen by rank 0, starting at first */
 static int scr_fetch_from(int first, int fall_back, int* id_out)
 {
   int candidate = first;
+  int rebuilt = -1; /* the candidate rebuilt on the prefix: fetched once more, not rebuilt again */
   *id_out = -1;
   for (;;) {
     MPI_Bcast(&candidate, 1, MPI_INT, 0, scr.comm_world);
@@ -179,8 +197,25 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
     int ok = scr_fetch_attempt(candidate, reason, sizeof(reason), &damaged);
     if (scr.rank == 0) {
       scr_kvtree* index = scr_kvtree_new();
+      scr_index_file_read(scr.prefix, index);
+      const char* indexed = scr_index_file_get_name(index, candidate);
+      char* known = indexed ? strdup(indexed) : NULL;
+      int ranks = 0;
+      if (!ok && damaged && rebuilt != candidate && scr_fetch_rebuild(candidate, known, reason, &ranks)) {
+        /* the same candidate again (broadcast at the top of the loop) */
+        scr_event_log("FETCH_FAILED", "dset=%d name=%s seconds=%.3f reason=%s; %d ranks rebuilt on the prefix",
+                      candidate, known, scr_log_seconds() - start, reason, ranks);
+        rebuilt = candidate;
+        free(known);
+        scr_kvtree_delete(&index);
+        continue;
+      }
+      free(known);
       struct scr_fetch_mark_arg arg = { candidate, ok, reason };
       if (ok || damaged) scr_index_file_update(scr.prefix, scr_fetch_mark, &arg);
+      /* as the mark left it */
+      scr_kvtree_delete(&index);
+      index = scr_kvtree_new();
       scr_index_file_read(scr.prefix, index);
       const char* name = scr_index_file_get_name(index, candidate);
       uint64_t bytes = 0;
@@ -192,14 +227,8 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
         scr_info("restarting from dataset %d (%s) fetched from %s in %.3f s", candidate,
                  name ? name : "?", scr.prefix, scr_log_seconds() - start);
       } else {
-        /* damaged files beside redundancy data are not the end of this checkpoint */
-        char* red = damaged ? scr_summary_dataset_file(scr.prefix, candidate, SCR_SUMMARY_REDUNDANCY_DIR) : NULL;
-        int rebuildable = red && name && access(red, F_OK) == 0;
-        scr_warn("cannot fetch dataset %d (%s) from %s: %s%s%s%s%s", candidate, name ? name : "?", scr.prefix,
-                 reason, damaged ? "; marked FAILED in the index" : "",
-                 rebuildable ? "; scr_index --build " : "", rebuildable ? name : "",
-                 rebuildable ? " can rebuild it from the redundancy data there" : "");
-        free(red);
+        scr_warn("cannot fetch dataset %d (%s) from %s: %s%s", candidate, name ? name : "?", scr.prefix, reason,
+                 damaged ? "; marked FAILED in the index" : "");
         int older = -1;
         if (fall_back && scr_index_file_most_recent_checkpoint(index, candidate, &older) == SCR_SUCCESS)
           candidate = older;
