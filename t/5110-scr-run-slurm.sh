@@ -65,7 +65,7 @@ test_expect_success 'a node draining in Slurm is not launched on; the spare take
 test_expect_success 'srun options: -w and -x in host list syntax, output options for the job only' '
   fresh && in_alloc opts env SCR_RUNS=1 scr_run -v --no-preload --no-postrun srun -w "node[1-3]" -x node2 -l -n 3 hostname &&
   test "$(status_of opts)" = 0 &&
-  expect_grep "launch 1: srun -n 3 -l --nodes=3 --nodelist=node1,node3,node0 --exclude=node2 --kill-on-bad-exit=1 hostname" "$TRASH/opts" &&
+  expect_grep "launch 1: srun -n 3 -l --nodes=3 --nodelist=node1,node3,node0 --distribution=arbitrary --exclude=node2 --kill-on-bad-exit=1 hostname" "$TRASH/opts" &&
   test "$(grep -c "^[0-2]: node[013]$" "$TRASH/opts")" = 3
 '
 
@@ -74,7 +74,8 @@ test_expect_success 'API: a node killed mid-run; relaunched on the others and th
   in_alloc lost env SCR_RUNS=3 scr_run -v --no-preload srun -N 4 -n 8 "$APP" --steps 10 --bytes 4096 --step-sleep 300 &&
   wait && test "$(status_of lost)" = 0 &&
   expect_grep "node node1 is unusable" "$TRASH/lost" &&
-  expect_grep "launch 2: srun .*--nodelist=node0,node4,node2,node3 --exclude=node1 " "$TRASH/lost" &&
+  expect_grep "launch 2: srun .*--nodelist=node0,node0,node4,node4,node2,node2,node3,node3 --distribution=arbitrary --exclude=node1 " "$TRASH/lost" &&
+  ! grep "moved the cached files" "$TRASH/lost" &&
   ! grep -q "launch 3" "$TRASH/lost" &&
   expect_grep "rebuilt the lost parts from XOR" "$TRASH/lost" &&
   test "$(grep -c "^restart: ckpt\.[3-9]$" "$TRASH/lost")" = 1 && expect_grep "^done: step 10$" "$TRASH/lost" &&
@@ -86,7 +87,8 @@ test_expect_success 'preload: a node killed mid-run; relaunched with the spare, 
   in_alloc fpplost env SCR_RUNS=3 scr_run -v srun -N 4 -n 8 "$ex/posix_fpp" $fpp_args --step-ms 100 &&
   wait && test "$(status_of fpplost)" = 0 &&
   expect_grep "node node1 is unusable" "$TRASH/fpplost" &&
-  expect_grep "launch 2: srun .*--nodelist=node0,node4,node2,node3 " "$TRASH/fpplost" &&
+  expect_grep "launch 2: srun .*--nodelist=node0,node0,node4,node4,node2,node2,node3,node3 --distribution=arbitrary " "$TRASH/fpplost" &&
+  ! grep "moved the cached files" "$TRASH/fpplost" &&
   ! grep -q "launch 3" "$TRASH/fpplost" &&
   expect_grep "^resumed from step [1-9][0-9]*$" "$TRASH/fpplost" &&
   test -n "$native_result" && test "$(grep "^result:" "$TRASH/fpplost")" = "$native_result"

@@ -86,7 +86,7 @@ test_expect_success 'preload: runs exhausted after two lost nodes; the newest ch
   fresh && when_cached node1 2 lose node1 && after_resumed twice 4 lose node2 &&
   in_alloc twice env SCR_RUNS=2 scr_run -v srun -N 4 -n 8 "$fpp" --steps 400 --every 2 --bytes 65536 --step-ms 100 &&
   wait && test "$(status_of twice)" != 0 &&
-  expect_grep "launch 2: srun .*--nodelist=node0,node4,node2,node3 " "$TRASH/twice" && ! grep -q "launch 3" "$TRASH/twice" &&
+  expect_grep "launch 2: srun .*--nodelist=node0,node0,node4,node4,node2,node2,node3,node3 --distribution=arbitrary " "$TRASH/twice" && ! grep -q "launch 3" "$TRASH/twice" &&
   expect_grep "SCR_RUNS=2 launches made" "$TRASH/twice" &&
   expect_grep "postrun: scr_postrun .* --nodes=3 --nodelist=node0,node4,node3 .*--overcommit" "$TRASH/twice" &&
   expect_grep "^scr_scavenge: dataset [0-9]* (.*) copied to " "$TRASH/twice" && ! grep -q "^result:" "$TRASH/twice" &&
