@@ -83,6 +83,17 @@ test_expect_success 'the relaunch by hand: its restore from SCR_Init and its res
   expect_grep 'relaunched without scr_run; dataset 2 from cache; resumed after SCR_Need_checkpoint\$' line
 "
 
+test_expect_success 'a run scr_postrun began (a POSTRUN event before it) is named the scavenge' "
+  job=\$(sed -n 's/.* job=\\([^ ]*\\) event=INIT .*/\\1/p' '$LOG' | tail -n 1) && test -n \"\$job\" &&
+  printf '%s job=%s event=POSTRUN time=%s attempt=1 nodes=node0\\n' \"\$(date +%Y-%m-%dT%H:%M:%S)\" \"\$job\" \\
+    \"\$(date +%s).000\" >>'$LOG' &&
+  SCR_FLUSH=0 scr_app 2 --steps 6 --bytes 200000 >out4 2>err4 &&
+  scr_log --prefix '$PREFIX' --svg scavenge.svg >sum4 &&
+  expect_grep 'run 3: .* 3 checkpoints, finished\$' sum4 &&
+  expect_grep \"run 4: .*, finished (scr_postrun's scavenge)\$\" sum4 &&
+  expect_grep '>scavenge 4</text>' scavenge.svg && expect_grep '>run 3</text>' scavenge.svg
+"
+
 test_expect_success 'a missing log is an error that says why' "
   mkdir empty && ! scr_log --prefix empty 2>err && expect_grep 'cannot read the event log' err
 "

@@ -61,6 +61,7 @@ struct scr_span {
 struct scr_run {
   double t0, t1;
   int finalized, halted, failed;
+  int scavenge; /* scr_postrun's (its POSTRUN event came before it) */
   int ranks, nodes;
   int checkpoints;
   double last_ckpt_start, interval_sum;
@@ -192,12 +193,16 @@ static void scr_timeline_build(struct scr_timeline* tl, const struct scr_log_eve
   struct scr_open open;
   scr_open_reset(&open);
   int run = -1;
+  int postrun = 0; /* scr_run began a scavenge: the next run is it */
   double last = 0;
   char buf[256];
   for (size_t i = 0; i < n; i++) {
     const struct scr_log_event* e = &ev[i];
     /* scr_run's events are between runs: the recovery phases read them */
-    if (scr_log_is_launcher_event(e)) continue;
+    if (scr_log_is_launcher_event(e)) {
+      if (scr_is(e, "POSTRUN")) postrun = 1;
+      continue;
+    }
     double t = e->time;
     int dset = scr_log_get_int(e, "dset", -1);
     double bytes = scr_log_get_double(e, "bytes", -1);
@@ -216,6 +221,8 @@ static void scr_timeline_build(struct scr_timeline* tl, const struct scr_log_eve
       if (run < 0) return;
       tl->runs[run].ranks = scr_log_get_int(e, "ranks", 0);
       tl->runs[run].nodes = scr_log_get_int(e, "nodes", 0);
+      tl->runs[run].scavenge = postrun;
+      postrun = 0;
       if (scr_log_get(e, "host", buf, sizeof(buf))) snprintf(tl->runs[run].host, sizeof(tl->runs[run].host), "%.63s", buf);
     }
     struct scr_run* r = &tl->runs[run];
@@ -390,9 +397,10 @@ static void scr_timeline_print(const struct scr_timeline* tl, const char* job, c
   for (size_t r = 0; r < tl->nruns; r++) {
     const struct scr_run* run = &tl->runs[r];
     scr_interval_format(run->t1 - run->t0, c, sizeof(c));
-    fprintf(scr_text, "  run %zu: %s, %d ranks on %d node%s, %d checkpoints, %s\n", r + 1, c, run->ranks, run->nodes,
-           run->nodes == 1 ? "" : "s", run->checkpoints,
-           run->failed ? "FAILED (no SCR_Finalize)" : run->halted ? "halted" : "finished");
+    fprintf(scr_text, "  run %zu: %s, %d ranks on %d node%s, %d checkpoints, %s%s\n", r + 1, c, run->ranks,
+            run->nodes, run->nodes == 1 ? "" : "s", run->checkpoints,
+            run->failed ? "FAILED (no SCR_Finalize)" : run->halted ? "halted" : "finished",
+            run->scavenge ? " (scr_postrun's scavenge)" : "");
   }
   fprintf(scr_text, "%-28s %10s %8s\n", "phase", "seconds", "% of run");
   static const enum scr_span_kind order[] = {
@@ -505,7 +513,8 @@ static int scr_timeline_svg(const struct scr_timeline* tl, const char* job, cons
   for (size_t r = 0; r < tl->nruns; r++) {
     const struct scr_run* run = &tl->runs[r];
     int y = SVG_TOP + (int) r * SVG_ROW;
-    fprintf(out, "<g class=\"run\" id=\"run%zu\">\n<text x=\"10\" y=\"%d\">run %zu</text>\n", r + 1, y + 16, r + 1);
+    fprintf(out, "<g class=\"run\" id=\"run%zu\">\n<text x=\"10\" y=\"%d\">%s %zu</text>\n", r + 1, y + 16,
+            run->scavenge ? "scavenge" : "run", r + 1);
     fprintf(out, "<text x=\"10\" y=\"%d\" font-size=\"10\" fill=\"#666666\">%d ranks, %d node%s</text>\n", y + 30,
             run->ranks, run->nodes, run->nodes == 1 ? "" : "s");
     /* compute first, so that a short span widened to a pixel lies on top */
