@@ -197,25 +197,23 @@ static int scr_fetch_from(int first, int fall_back, int* id_out)
     int ok = scr_fetch_attempt(candidate, reason, sizeof(reason), &damaged);
     if (scr.rank == 0) {
       scr_kvtree* index = scr_kvtree_new();
-      scr_index_file_read(scr.prefix, index);
-      const char* indexed = scr_index_file_get_name(index, candidate);
-      char* known = indexed ? strdup(indexed) : NULL;
-      int ranks = 0;
-      if (!ok && damaged && rebuilt != candidate && scr_fetch_rebuild(candidate, known, reason, &ranks)) {
-        /* the same candidate again (broadcast at the top of the loop) */
-        scr_event_log("FETCH_FAILED", "dset=%d name=%s seconds=%.3f reason=%s; %d ranks rebuilt on the prefix",
-                      candidate, known, scr_log_seconds() - start, reason, ranks);
-        rebuilt = candidate;
-        free(known);
+      if (!ok && damaged && rebuilt != candidate) {
+        scr_index_file_read(scr.prefix, index);
+        const char* name = scr_index_file_get_name(index, candidate);
+        int ranks = 0;
+        if (scr_fetch_rebuild(candidate, name, reason, &ranks)) {
+          /* the same candidate again (broadcast at the top of the loop) */
+          scr_event_log("FETCH_FAILED", "dset=%d name=%s seconds=%.3f reason=%s; %d ranks rebuilt on the prefix",
+                        candidate, name, scr_log_seconds() - start, reason, ranks);
+          rebuilt = candidate;
+          scr_kvtree_delete(&index);
+          continue;
+        }
         scr_kvtree_delete(&index);
-        continue;
+        index = scr_kvtree_new();
       }
-      free(known);
       struct scr_fetch_mark_arg arg = { candidate, ok, reason };
       if (ok || damaged) scr_index_file_update(scr.prefix, scr_fetch_mark, &arg);
-      /* as the mark left it */
-      scr_kvtree_delete(&index);
-      index = scr_kvtree_new();
       scr_index_file_read(scr.prefix, index);
       const char* name = scr_index_file_get_name(index, candidate);
       uint64_t bytes = 0;
